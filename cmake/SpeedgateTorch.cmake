@@ -3,6 +3,15 @@
 #   SPEEDGATE_CUDA=ON:   required (configure fails otherwise).  OFF: CPU only.
 # CUDA must be enabled before find_package(Torch) so Torch's config sees the toolkit.
 set(SPEEDGATE_WITH_CUDA OFF)
+# A pip torch prefix is <site>/torch/share/cmake; TorchConfig's find_library(torch) looks
+# in system dirs before <site>/torch/lib, so on a machine that also has Debian's LibTorch
+# it would mix the two. Putting <site>/torch on the prefix path makes its lib/ win.
+foreach(p IN LISTS CMAKE_PREFIX_PATH)
+  if(EXISTS "${p}/Torch/TorchConfig.cmake")
+    get_filename_component(_torch_root "${p}/../.." ABSOLUTE)
+    list(PREPEND CMAKE_PREFIX_PATH "${_torch_root}")
+  endif()
+endforeach()
 if(NOT SPEEDGATE_CUDA STREQUAL "OFF")
   set(_torch_lib_hints)
   foreach(p IN LISTS CMAKE_PREFIX_PATH)
