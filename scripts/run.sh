@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The main job: installs dependencies, builds, runs a tuning campaign on the embedded
+# default (wam at size tiny; CUDA when the build has it, else CPU) into the SQLite DB,
+# emits the presets, prints a summary and how to open the dashboard.
+# Environment: DB (default results/speedgate.db), BUDGET_MINUTES (default 12),
+# PRESETS_DIR (default presets), extra arguments go to `speedgate tune`.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+bash scripts/install-deps.sh
+bash scripts/build.sh
+bin=${BUILD_DIR:-$root/build}/bin
+db=${DB:-results/speedgate.db}
+presets=${PRESETS_DIR:-presets}
+mkdir -p "$(dirname "$db")" "$presets"
+
+"$bin/speedgate" tune --workload wam --size tiny --db "$db" \
+  --budget-minutes "${BUDGET_MINUTES:-12}" \
+  --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB "$@"
+"$bin/speedgate" presets emit --db "$db" --out "$presets"
+"$bin/speedgate" report --db "$db"
+if "$bin/speedgate" serve --help >/dev/null 2>&1; then
+  echo
+  echo "dashboard: $bin/speedgate serve --db $db   then open http://127.0.0.1:8321/"
+fi
