@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of speedgate-train's switches on the wam `base` size (run on the
+# GPU host, e.g. one H200). For the default, each available switch alone, and all speed
+# switches together, prints samples/s, speedup vs default, MFU (model FLOPs/s / 790e12,
+# the measured bf16 GEMM rate of an H200) and peak memory, and writes a markdown table to
+# benchmarks/results/wam_base_<date>.md with the date, GPU and commit.
+#
+#   benchmarks/wam_switches.sh [BIN] [STEPS] [MICRO_BATCH]
+# Repeats: each configuration runs REPEATS times interleaved (ABAB...), median reported.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${1:-$ROOT/build/bin/speedgate-train}
+STEPS=${2:-12}
+MICRO=${3:-8}
+SIZE=${SIZE:-base}
+REPEATS=${REPEATS:-2}
+PEAK_FLOPS=${PEAK_FLOPS:-790e12}
+OUT_DIR=$ROOT/benchmarks/results
+WORK=$(mktemp -d /tmp/sg_bench.XXXXXX)
+mkdir -p "$OUT_DIR"
+command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
+
+MANIFEST=$("$BIN" describe --json)
+# Every available switch with a non-default value worth timing, with its requires, as
+# "SG_A=1 SG_B=1" strings (one configuration per line): bools 1, enums each non-default
+# value, int memory switches their smallest candidate (CKPT_LAYERS=0: no recompute),
+# int schedule switches their largest (most workers).
+PICK='def pick: if .type == "int"
+                then (.values - [.default] | map(tonumber) | if length == 0 then empty
+                      else (if $eff == "schedule" then max else min end) end | tostring)
+                else (.values - [.default])[] end;'
+mapfile -t SINGLE < <(jq -r "$PICK"'
+  .switches[] | select(.available) | . as $s | .effect as $eff
+  | ($s | pick) as $v
+  | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"]) | join(" ")' <<<"$MANIFEST")
+# All speed and schedule switches together (bools on, the last enum value, the picked
+# int) plus no activation recompute and whatever they require.
+ALL=$(jq -r "$PICK"'
+  [.switches[] | select(.available and (.effect == "speed" or .effect == "schedule")) | . as $s | .effect as $eff
+   | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
+  + [.switches[] | select(.available and .name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
+
+CONFIGS=("" "${SINGLE[@]}" "$ALL")
+run_one() {  # $1 = env string, $2 = result path
+  env $1 "$BIN" run --workload wam --size "$SIZE" --steps "$STEPS" --seed 0 --micro-batch "$MICRO" \
+    --grad-accum 1 --warmup-steps 3 --eval-batches 1 --result "$2" >/dev/null 2>"$2.err" || true
+}
+for r in $(seq 1 "$REPEATS"); do
+  for i in "${!CONFIGS[@]}"; do
+    echo "repeat $r config $i: ${CONFIGS[$i]:-default}" >&2
+    run_one "${CONFIGS[$i]}" "$WORK/c${i}_r${r}.json"
+  done
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+GPU=$(jq -r '.fingerprint.device_name // "?"' "$WORK/c0_r1.json" 2>/dev/null || echo "?")
+SHA=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+DATE=$(date -u +%Y-%m-%d)
+TABLE="$OUT_DIR/wam_${SIZE}_${DATE}.md"
+{
+  echo "# wam $SIZE switch benchmark"
+  echo
+  echo "date $DATE, GPU $GPU, commit $SHA, micro-batch $MICRO, steps $STEPS (3 warm-up), repeats $REPEATS (median)"
+  echo
+  echo "| configuration | status | samples/s | speedup | MFU | peak alloc GiB | peak reserved GiB |"
+  echo "|---|---|---|---|---|---|---|"
+} >"$TABLE"
+BASE_SPS=""
+for i in "${!CONFIGS[@]}"; do
+  SPS=$(for f in "$WORK"/c${i}_r*.json; do jq -r 'select(.status=="ok") | .samples_per_s' "$f" 2>/dev/null; done | median)
+  F="$WORK/c${i}_r1.json"
+  STATUS=$(jq -r '.status' "$F" 2>/dev/null || echo crash)
+  FLOPS=$(jq -r '.model_flops_per_step / (.micro_batch * .grad_accum)' "$F" 2>/dev/null || echo 0)
+  ALLOC=$(jq -r '.memory.peak_allocated_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
+  RES=$(jq -r '.memory.peak_reserved_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
+  [[ -z "$BASE_SPS" ]] && BASE_SPS=$SPS
+  read -r SPEEDUP MFU < <(awk -v s="$SPS" -v b="$BASE_SPS" -v f="$FLOPS" -v p="$PEAK_FLOPS" \
+    'BEGIN {if (s=="nan" || b=="nan" || b==0) print "nan nan"; else printf "%.2fx %.1f%%\n", s/b, 100*s*f/p}')
+  printf '| %s | %s | %s | %s | %s | %.1f | %.1f |\n' "${CONFIGS[$i]:-default}" "$STATUS" "$SPS" "$SPEEDUP" "$MFU" \
+    "$ALLOC" "$RES" >>"$TABLE"
+done
+cat "$TABLE"
+echo "table written to $TABLE; raw results in $WORK" >&2

@@ -1,0 +1,34 @@
+// CPU reference ops of the wam model (ATen compositions, differentiable, any device).
+// The model calls these through the plain kernel variants; the fused CUDA variants of
+// the Kernels issue must reproduce them bit for bit (forward and backward).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace sg::kernels {
+
+// 3-D RoPE angle table for a frames x height x width token grid, float64, shape
+// [F*H*W, head_dim/2, 2] holding (cos, sin). The head_dim/2 rotation pairs are split
+// frame / height / width as c - 2*(c/3), c/3, c/3 (Wan's split).
+// REQUIRES: head_dim even and >= 6.
+at::Tensor rope3d_table(int64_t frames, int64_t height, int64_t width, int64_t head_dim,
+                        double theta, c10::Device device);
+
+// Rotates x [B, S, H, D] by table [S, D/2, 2] with float64 products, then rounds back to
+// x's dtype (the rounding steps of Wan's rope_apply).
+at::Tensor rope3d_apply_reference(const at::Tensor& x, const at::Tensor& table);
+
+// [video; action] along dim 1 and its inverse.
+at::Tensor joint_cat_reference(const at::Tensor& video, const at::Tensor& action);
+std::pair<at::Tensor, at::Tensor> joint_split_reference(const at::Tensor& joint, int64_t video_len);
+
+// layer_norm(x) (no affine) * (1 + scale) + shift, in this op order.
+at::Tensor adaln_modulate_reference(const at::Tensor& x, const at::Tensor& shift,
+                                    const at::Tensor& scale, double eps);
+// x + y * gate.
+at::Tensor gated_residual_reference(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+
+}  // namespace sg::kernels

@@ -1,0 +1,74 @@
+// Kernel families of the wam model (RoPE, [video;action] concat/split, AdaLN chains),
+// their tunable parameters as data, and their variants. The trainer reads this to fill
+// the manifest and to pick a variant; the plain variant is always there.
+#pragma once
+
+#include "kernels/registry/variant.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sg::kernels {
+
+// ROPE: x [B, S, H, D] (D even) rotated by a float64 table [S, D/2, 2] (cos, sin).
+struct RopeArgs {
+  at::Tensor x;
+  at::Tensor table;
+};
+// CAT: [video; action] along the sequence dim, and the inverse split.
+struct CatArgs {
+  at::Tensor video;   // [B, Sv, C]
+  at::Tensor action;  // [B, Sa, C]
+};
+// ADALN: layer_norm(x) * (1 + scale) + shift, and x + y * gate.
+struct AdalnArgs {
+  at::Tensor x;      // [B, S, C]
+  at::Tensor shift;  // broadcastable to x
+  at::Tensor scale;  // broadcastable to x
+  double eps = 1e-6;
+};
+
+class RopeVariant : public Variant {
+ public:
+  virtual at::Tensor run(const RopeArgs& args, const ParamValues& params) const = 0;
+};
+class CatVariant : public Variant {
+ public:
+  virtual at::Tensor run(const CatArgs& args, const ParamValues& params) const = 0;
+  virtual std::pair<at::Tensor, at::Tensor> split(const at::Tensor& joint, int64_t video_len,
+                                                  const ParamValues& params) const = 0;
+};
+class AdalnVariant : public Variant {
+ public:
+  virtual at::Tensor run(const AdalnArgs& args, const ParamValues& params) const = 0;
+  virtual at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
+                                    const ParamValues& params) const = 0;
+};
+
+// One family as the manifest shows it.
+struct FamilyInfo {
+  std::string name;         // "ROPE"
+  std::string env;          // "SG_KERNEL_ROPE": parameter values, e.g. "threads=128,vec=2"
+  std::string switch_name;  // the trainer switch that turns the fused variant on
+  std::vector<ParamSpec> parameters;
+  std::vector<Constraint> constraints;
+  bool available = false;   // a fused (non-plain) variant is built into this binary
+  std::string unavailable_reason;
+  std::vector<std::string> variants;  // variant names, plain first
+};
+
+const std::vector<FamilyInfo>& families();
+// REQUIRES: name is one of families(). Throws std::invalid_argument otherwise.
+const FamilyInfo& family(const std::string& name);
+// Parses "threads=128,vec=2" against the family: unknown names, values outside the
+// searched set and violated constraints give a non-empty error string.
+std::string parse_params(const FamilyInfo& family, const std::string& text, ParamValues* out);
+
+// The plain variants (ATen reference ops), always available on every device.
+const RopeVariant& plain_rope();
+const CatVariant& plain_cat();
+const AdalnVariant& plain_adaln();
+
+}  // namespace sg::kernels

@@ -1,0 +1,26 @@
+// Typed errors thrown by trainer library code and mapped to exit codes in main.cpp:
+// BadInputError -> 2, out of memory -> 3, NonFiniteError -> 4, anything else -> crash.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace sg::trainer {
+
+// Usage or bad input: bad flag, bad switch value, bad preset line.
+class BadInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Loss or gradient norm not finite.
+class NonFiniteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// True for allocator failures on any device (c10::OutOfMemoryError, "out of memory"
+// messages from CUDA or the CPU allocator, std::bad_alloc).
+bool is_out_of_memory(const std::exception& e);
+
+}  // namespace sg::trainer

@@ -1,0 +1,77 @@
+// The manifest (see manifest.hpp).
+#include "trainer/manifest.hpp"
+
+#include "kernels/registry/families.hpp"
+#include "speedgate_build_info.hpp"
+#include "trainer/model/wam_config.hpp"
+#include "trainer/switches/switch_table.hpp"
+
+#include <torch/version.h>
+
+namespace sg::trainer {
+
+nlohmann::json build_manifest() {
+  nlohmann::json m;
+  m["protocol"] = 1;
+  m["trainer"] = "speedgate-train";
+  m["version"] = SPEEDGATE_VERSION;
+  m["build"] = {{"torch", TORCH_VERSION}, {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)}, {"git_sha", SPEEDGATE_GIT_SHA}};
+
+  auto sizes = nlohmann::json::array();
+  for (const auto& name : wam_size_names()) {
+    const auto& c = wam_config(name);
+    sizes.push_back({{"name", name},
+                     {"trainable_params", trainable_params(c)},
+                     {"frozen_params", text_encoder_params(c) + vae_params(c)},
+                     {"model_flops_per_sample", model_flops_per_sample(c)},
+                     {"tokens_per_sample", c.tokens_per_sample()},
+                     {"default_micro_batch", c.default_micro_batch}});
+  }
+  m["workloads"] = nlohmann::json::array({{{"name", "wam"}, {"sizes", sizes}}});
+
+  auto switches = nlohmann::json::array();
+  for (const auto& s : switch_table()) {
+    nlohmann::json j{{"name", s.name},
+                     {"env", s.env()},
+                     {"type", to_string(s.type)},
+                     {"values", s.values},
+                     {"default", s.default_value},
+                     {"requires", s.requires},
+                     {"identity", to_string(s.identity)},
+                     {"effect", to_string(s.effect)},
+                     {"deterministic", s.deterministic},
+                     {"available", s.unavailable_reason.empty()},
+                     {"unavailable_reason", s.unavailable_reason},
+                     {"doc", s.doc}};
+    if (s.type == SwitchType::kInt) {
+      j["min"] = s.min;
+      j["max"] = s.max;
+    }
+    switches.push_back(j);
+  }
+  m["switches"] = switches;
+
+  auto families = nlohmann::json::array();
+  for (const auto& f : sg::kernels::families()) {
+    auto params = nlohmann::json::array();
+    for (const auto& p : f.parameters) {
+      std::vector<std::string> values;
+      for (auto v : p.values) values.push_back(std::to_string(v));
+      params.push_back({{"name", p.name}, {"values", values}});
+    }
+    std::vector<std::string> constraints;
+    for (const auto& c : f.constraints) constraints.push_back(c.text);
+    families.push_back({{"name", f.name},
+                        {"env", f.env},
+                        {"switch", f.switch_name},
+                        {"parameters", params},
+                        {"constraints", constraints},
+                        {"variants", f.variants},
+                        {"available", f.available},
+                        {"unavailable_reason", f.unavailable_reason}});
+  }
+  m["kernel_families"] = families;
+  return m;
+}
+
+}  // namespace sg::trainer

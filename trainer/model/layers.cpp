@@ -1,0 +1,142 @@
+// Backbone building blocks (see layers.hpp).
+#include "trainer/model/layers.hpp"
+
+#include "trainer/errors.hpp"
+
+#include <torch/version.h>
+
+#include <cmath>
+
+namespace sg::trainer {
+
+AttnBackend parse_attn_backend(const std::string& name) {
+  if (name == "math") return AttnBackend::kMath;
+  if (name == "efficient") return AttnBackend::kEfficient;
+  if (name == "flash") return AttnBackend::kFlash;
+  if (name == "cudnn") return AttnBackend::kCudnn;
+  throw BadInputError("unknown attention backend " + name);
+}
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
+  weight = register_parameter("weight", torch::ones({dim}));
+}
+
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+  auto xf = x.to(at::kFloat);
+  auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return normed.to(x.scalar_type()) * weight;
+}
+
+MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
+  fc1 = register_module("fc1", torch::nn::Linear(dim, hidden));
+  fc2 = register_module("fc2", torch::nn::Linear(hidden, dim));
+}
+
+at::Tensor MlpImpl::forward(const at::Tensor& x) { return fc2(at::gelu(fc1(x), "tanh")); }
+
+namespace {
+
+at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  auto qh = q.transpose(1, 2);  // [B, H, Sq, D]
+  auto kh = k.transpose(1, 2);
+  auto vh = v.transpose(1, 2);
+  auto scores = at::matmul(qh, kh.transpose(-2, -1)) * scale;
+  scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  auto probs = at::softmax(scores, -1, at::kFloat).to(vh.scalar_type());
+  return at::matmul(probs, vh);  // [B, H, Sq, D]
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+// Enables exactly one SDPA kernel family for the call (flash falls back to memory
+// efficient for masked calls, which flash cannot run) and restores the flags after.
+class SdpaBackendScope {
+ public:
+  explicit SdpaBackendScope(AttnBackend b, bool masked) {
+    auto& ctx = at::globalContext();
+    saved_ = {ctx.userEnabledFlashSDP(), ctx.userEnabledMemEfficientSDP(), ctx.userEnabledMathSDP(),
+              ctx.userEnabledCuDNNSDP()};
+    const bool flash = b == AttnBackend::kFlash && !masked;
+    ctx.setSDPUseFlash(flash);
+    ctx.setSDPUseMemEfficient(b == AttnBackend::kEfficient || (b == AttnBackend::kFlash && masked));
+    ctx.setSDPUseMath(false);
+    ctx.setSDPUseCuDNN(b == AttnBackend::kCudnn);
+  }
+  ~SdpaBackendScope() {
+    auto& ctx = at::globalContext();
+    ctx.setSDPUseFlash(saved_[0]);
+    ctx.setSDPUseMemEfficient(saved_[1]);
+    ctx.setSDPUseMath(saved_[2]);
+    ctx.setSDPUseCuDNN(saved_[3]);
+  }
+
+ private:
+  std::array<bool, 4> saved_{};
+};
+#endif
+
+}  // namespace
+
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                     AttnBackend backend) {
+  const int64_t b = q.size(0), sq = q.size(1), h = q.size(2), d = q.size(3);
+  at::Tensor out;
+  if (backend == AttnBackend::kMath) {
+    out = attention_math(q, k, v, mask);
+  } else {
+#if TORCH_VERSION_MAJOR >= 2
+    const bool masked = !mask.all().item<bool>();
+    SdpaBackendScope scope(backend, masked);
+    auto qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
+    out = masked ? at::scaled_dot_product_attention(qh, kh, vh, mask.expand({b, h, sq, k.size(1)}))
+                 : at::scaled_dot_product_attention(qh, kh, vh);
+#else
+    throw BadInputError("attention backends other than math need LibTorch >= 2.0");
+#endif
+  }
+  return out.transpose(1, 2).reshape({b, sq, h * d});
+}
+
+CrossAttentionImpl::CrossAttentionImpl(int64_t dim, int64_t heads_) : heads(heads_) {
+  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6)));
+  q = register_module("q", torch::nn::Linear(dim, dim));
+  k = register_module("k", torch::nn::Linear(dim, dim));
+  v = register_module("v", torch::nn::Linear(dim, dim));
+  o = register_module("o", torch::nn::Linear(dim, dim));
+  norm_q = register_module("norm_q", RMSNorm(dim));
+  norm_k = register_module("norm_k", RMSNorm(dim));
+}
+
+at::Tensor CrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context,
+                                       const at::Tensor& context_mask, AttnBackend backend) {
+  const int64_t b = x.size(0), s = x.size(1), l = context.size(1), dim = x.size(2);
+  auto h = norm(x);
+  auto qh = norm_q(q(h)).view({b, s, heads, dim / heads});
+  auto kh = norm_k(k(context)).view({b, l, heads, dim / heads});
+  auto vh = v(context).view({b, l, heads, dim / heads});
+  auto mask = context_mask.view({b, 1, 1, l});
+  return o(attention(qh, kh, vh, mask, backend));
+}
+
+at::Tensor timestep_embedding(const at::Tensor& t, int64_t dim) {
+  const int64_t half = dim / 2;
+  auto pos = t.to(at::kDouble) * 1000.0;
+  auto exponent = at::arange(half, t.options().dtype(at::kDouble)).div(static_cast<double>(half));
+  auto freqs = at::pow(10000.0, exponent.neg());
+  auto args = at::outer(pos, freqs);
+  return at::cat({at::cos(args), at::sin(args)}, /*dim=*/1).to(at::kFloat);
+}
+
+TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim_, int64_t dim_) : freq_dim(freq_dim_), dim(dim_) {
+  fc1 = register_module("fc1", torch::nn::Linear(freq_dim, dim));
+  fc2 = register_module("fc2", torch::nn::Linear(dim, dim));
+  proj = register_module("proj", torch::nn::Linear(dim, 6 * dim));
+}
+
+std::pair<at::Tensor, at::Tensor> TimeEmbeddingImpl::forward(const at::Tensor& t) {
+  auto e = fc2(at::silu(fc1(timestep_embedding(t, freq_dim))));
+  auto e0 = proj(at::silu(e)).view({t.size(0), 6, dim});
+  return {e, e0};
+}
+
+}  // namespace sg::trainer

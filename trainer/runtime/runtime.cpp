@@ -1,0 +1,114 @@
+// Runtime setup and fingerprint (see runtime.hpp).
+#include "trainer/runtime/runtime.hpp"
+
+#include "speedgate_build_info.hpp"
+#include "trainer/errors.hpp"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#if SPEEDGATE_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace sg::trainer {
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw BadInputError(std::string("bad value of ") + name + ": " + v);
+  }
+}
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      return pos == std::string::npos ? line : line.substr(pos + 2);
+    }
+  }
+  return "cpu";
+}
+
+}  // namespace
+
+bool is_out_of_memory(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
+  const std::string what = e.what();
+  return what.find("out of memory") != std::string::npos || what.find("OutOfMemory") != std::string::npos ||
+         what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
+}
+
+Runtime setup_runtime(int threads, const Switches& sw) {
+  Runtime rt;
+  rt.rank = env_int("RANK", 0);
+  rt.world_size = env_int("WORLD_SIZE", 1);
+  rt.local_rank = env_int("LOCAL_RANK", 0);
+  if (rt.world_size != 1) {
+    throw BadInputError("WORLD_SIZE=" + std::to_string(rt.world_size) +
+                        ": distributed runs are not implemented yet in speedgate-train");
+  }
+  if (threads < 1) throw BadInputError("--threads must be >= 1");
+  rt.threads = threads;
+  // Before any CUDA initialisation: cuBLAS determinism and allocator settings.
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  if (sw.alloc_expandable) setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", /*overwrite=*/1);
+  at::set_num_threads(threads);
+  at::set_num_interop_threads(1);
+  rt.deterministic = !sw.nondeterministic;
+  at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/sw.nondeterministic);
+  at::globalContext().setBenchmarkCuDNN(false);
+  at::globalContext().setDeterministicCuDNN(true);
+#if SPEEDGATE_WITH_CUDA
+  if (torch::cuda::is_available()) {
+    rt.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rt.local_rank));
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(rt.local_rank));
+  }
+#endif
+  return rt;
+}
+
+nlohmann::json fingerprint(const Runtime& rt) {
+  nlohmann::json fp;
+  fp["device"] = rt.device.is_cuda() ? "cuda" : "cpu";
+  fp["device_name"] = cpu_name();
+  fp["sm_count"] = 0;
+  fp["driver"] = "";
+  fp["cuda"] = "";
+  fp["cudnn"] = "";
+  fp["nccl"] = "";
+#if SPEEDGATE_WITH_CUDA
+  if (rt.device.is_cuda()) {
+    const auto* prop = at::cuda::getCurrentDeviceProperties();
+    fp["device_name"] = prop->name;
+    fp["sm_count"] = prop->multiProcessorCount;
+    fp["compute_capability"] = std::to_string(prop->major) + "." + std::to_string(prop->minor);
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    fp["driver"] = std::to_string(driver);
+    fp["cuda"] = std::to_string(CUDA_VERSION);
+    fp["cudnn"] = std::to_string(at::detail::getCUDAHooks().versionCuDNN());
+  }
+#endif
+  fp["torch"] = TORCH_VERSION;
+  fp["git_sha"] = SPEEDGATE_GIT_SHA;
+  fp["threads"] = rt.threads;
+  fp["deterministic"] = rt.deterministic;
+  fp["world_size"] = rt.world_size;
+  return fp;
+}
+
+}  // namespace sg::trainer

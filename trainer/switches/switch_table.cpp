@@ -1,0 +1,207 @@
+// The switch registry (see switch_table.hpp). The only place that names switches.
+#include "trainer/switches/switch_table.hpp"
+
+#include "kernels/registry/families.hpp"
+
+#include <torch/version.h>
+
+namespace sg::trainer {
+namespace {
+
+#if SPEEDGATE_WITH_CUDA
+constexpr bool kCuda = true;
+#else
+constexpr bool kCuda = false;
+#endif
+constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
+
+std::string cuda_only(const char* what) {
+  return kCuda ? "" : std::string("CUDA only (") + what + "); this build has no CUDA";
+}
+
+std::string kernel_reason(const char* family) {
+  const auto& fam = sg::kernels::family(family);
+  return fam.available ? "" : fam.unavailable_reason;
+}
+
+std::function<void(Switches&, const std::string&)> to(bool Switches::*field) {
+  return [field](Switches& s, const std::string& v) { s.*field = v == "1"; };
+}
+std::function<void(Switches&, const std::string&)> to(int64_t Switches::*field) {
+  return [field](Switches& s, const std::string& v) { s.*field = std::stoll(v); };
+}
+std::function<void(Switches&, const std::string&)> to(std::string Switches::*field) {
+  return [field](Switches& s, const std::string& v) { s.*field = v; };
+}
+
+SwitchSpec flag(const char* name, Identity identity, Effect effect, std::vector<std::string> requires,
+                std::string doc, std::function<void(Switches&, const std::string&)> apply,
+                std::string unavailable = "") {
+  SwitchSpec s;
+  s.name = name;
+  s.type = SwitchType::kBool;
+  s.values = {"0", "1"};
+  s.default_value = "0";
+  s.requires = std::move(requires);
+  s.identity = identity;
+  s.effect = effect;
+  s.doc = std::move(doc);
+  s.apply = std::move(apply);
+  s.unavailable_reason = std::move(unavailable);
+  return s;
+}
+
+SwitchSpec integer(const char* name, int64_t min, int64_t max, std::vector<std::string> candidates,
+                   const char* def, Identity identity, Effect effect, std::vector<std::string> requires,
+                   std::string doc, std::function<void(Switches&, const std::string&)> apply) {
+  SwitchSpec s;
+  s.name = name;
+  s.type = SwitchType::kInt;
+  s.min = min;
+  s.max = max;
+  s.values = std::move(candidates);
+  s.default_value = def;
+  s.requires = std::move(requires);
+  s.identity = identity;
+  s.effect = effect;
+  s.doc = std::move(doc);
+  s.apply = std::move(apply);
+  return s;
+}
+
+std::vector<SwitchSpec> build_table() {
+  using I = Identity;
+  using E = Effect;
+  std::vector<SwitchSpec> t;
+  // ---- input pipeline ----
+  t.push_back(flag("TEXT_CACHE", I::kBitwise, E::kSpeed, {},
+                   "Bounded LRU cache of the frozen text encoder's output rows, keyed by each sample's "
+                   "token ids and mask, filled during training. On a miss the whole batch is encoded "
+                   "exactly as without the cache, so cached rows are bitwise the encoder's.",
+                   to(&Switches::text_cache)));
+  t.push_back(integer("TEXT_CACHE_ENTRIES", 1, 65536, {"8", "64", "256"}, "256", I::kBitwise, E::kMemory,
+                      {"TEXT_CACHE=1"}, "Capacity of the text cache in rows (least recently used row is evicted).",
+                      to(&Switches::text_cache_entries)));
+  t.push_back(flag("TEXT_MISS_FAST", I::kTolerance, E::kSpeed, {"TEXT_CACHE=1"},
+                   "On a cache miss encode only the distinct missing prompts, on a prefix padded to a "
+                   "multiple of 8 tokens instead of the full context length. Same function, other GEMM "
+                   "shapes, so rounding can differ.",
+                   to(&Switches::text_miss_fast)));
+  t.push_back(flag("CONTEXT_TRUNC", I::kTolerance, E::kSpeed, {"TEXT_CACHE=1"},
+                   "Drop the all-padding tail of the text context before the cross-attentions (those "
+                   "positions are masked anyway). Shorter reductions, so rounding can differ.",
+                   to(&Switches::context_trunc)));
+  t.push_back(flag("FAST_INPUT", I::kBitwise, E::kSpeed, {},
+                   "Collate frames into one uint8 clip tensor in the loader workers and convert it on the "
+                   "device in one batch with the same ops in the same order (instead of per-frame float "
+                   "conversion on the host and a blocking float copy); small host tensors go through "
+                   "non-blocking copies; the RoPE table is memoized per device.",
+                   to(&Switches::fast_input)));
+  t.push_back(flag("VAE_FIRST", I::kBitwise, E::kSchedule, {},
+                   "Queue the VAE encode before the text encode so cache lookups overlap the VAE on the GPU.",
+                   to(&Switches::vae_first)));
+  // ---- attention / layer kernels ----
+  {
+    SwitchSpec s;
+    s.name = "ATTN_BACKEND";
+    s.type = SwitchType::kEnum;
+    s.values = {"math", "efficient", "flash", "cudnn"};
+    s.default_value = "math";
+    s.identity = I::kTolerance;
+    s.effect = E::kSpeed;
+    s.deterministic = false;
+    s.doc = "Attention implementation: math (explicit matmul/softmax, the default) or "
+            "scaled_dot_product_attention restricted to the memory-efficient, flash (unmasked calls; "
+            "masked calls fall back to memory-efficient) or cuDNN kernel. Other kernels round "
+            "differently; efficient/flash/cudnn backward is not deterministic, so a run with them "
+            "relaxes deterministic mode to warn-only (recorded in the fingerprint).";
+    s.apply = to(&Switches::attn_backend);
+    s.unavailable_reason = kCuda && kTorch2 ? "" : "needs CUDA and LibTorch >= 2.0 (only math exists in this build)";
+    t.push_back(s);
+  }
+  t.push_back(flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
+                   "Fused 3-D RoPE kernel (kernel family ROPE) with the float64 products and rounding "
+                   "steps of the reference rotation.",
+                   to(&Switches::fused_rope), kernel_reason("ROPE")));
+  t.push_back(flag("FAST_CAT", I::kBitwise, E::kSpeed, {},
+                   "Joint [video; action] q/k/v concatenation and attention-output split as one row-copy "
+                   "kernel each (kernel family CAT).",
+                   to(&Switches::fast_cat), kernel_reason("CAT")));
+  t.push_back(flag("FUSED_ADALN", I::kBitwise, E::kSpeed, {},
+                   "Fused AdaLN layer-norm + modulate and gated-residual chains keeping the op order "
+                   "(kernel family ADALN).",
+                   to(&Switches::fused_adaln), kernel_reason("ADALN")));
+  t.push_back(flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
+                   "Capture the training step in a CUDA graph and replay it.", to(&Switches::cuda_graphs),
+                   kCuda ? "step capture is not implemented yet in speedgate-train" : cuda_only("graph capture")));
+  // ---- VAE encode ----
+  t.push_back(flag("VAE_FULLCLIP", I::kTolerance, E::kSpeed, {},
+                   "Encode each clip in one pass instead of chunk by chunk (first frame, then 4-frame "
+                   "chunks with cached frames). Same function, other conv shapes, so rounding can differ.",
+                   to(&Switches::vae_fullclip)));
+  t.push_back(flag("VAE_CHANNELS_LAST", I::kTolerance, E::kSpeed, {},
+                   "Run the VAE's 3-D convolutions channels-last (ChannelsLast3d) and return latents in "
+                   "the default contiguous layout. Other conv algorithms, so rounding can differ.",
+                   to(&Switches::vae_channels_last)));
+  // ---- memory ----
+  t.push_back(integer("CKPT_LAYERS", -1, 64, {"-1", "0", "4", "8", "16"}, "-1", I::kBitwise, E::kMemory, {},
+                      "Activation checkpointing (recompute in backward) of the first k MoT layers; -1 (the "
+                      "default) checkpoints every layer, 0 none. Recompute reproduces the forward exactly.",
+                      to(&Switches::ckpt_layers)));
+  t.push_back(flag("MIXED_ATTN_CKPT", I::kBitwise, E::kMemory, {},
+                   "In layers not checkpointed as a whole, checkpoint the joint [video; action] attention "
+                   "(q/k/v projections through the output projections) on its own.",
+                   to(&Switches::mixed_attn_ckpt)));
+  t.push_back(flag("TEXT_ENCODER_OFFLOAD", I::kBitwise, E::kMemory, {"TEXT_CACHE=1"},
+                   "Keep the frozen text encoder's weights in one (pinned, on CUDA) host buffer and copy "
+                   "them to the device only for a step with a text-cache miss; the device copy is freed "
+                   "afterwards. Same weights and kernels, so rows are bitwise the same.",
+                   to(&Switches::text_encoder_offload)));
+  // ---- scheduling ----
+  t.push_back(integer("DATA_WORKERS", 0, 16, {"0", "1", "2", "4"}, "1", I::kBitwise, E::kSchedule, {},
+                      "Background loader threads producing batches (0: produce on the training thread). "
+                      "Batches depend only on the seed and batch index, never on the worker count.",
+                      to(&Switches::data_workers)));
+  t.push_back(flag("PIN_MEMORY", I::kBitwise, E::kSchedule, {},
+                   "Loader workers allocate host batches in pinned memory so copies can be asynchronous.",
+                   to(&Switches::pin_memory), cuda_only("pinned host memory")));
+  t.push_back(flag("ALLOC_EXPANDABLE", I::kBitwise, E::kMemory, {},
+                   "CUDA caching allocator with expandable segments (less fragmentation); set before the "
+                   "first CUDA allocation.",
+                   to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting")));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<SwitchSpec>& switch_table() {
+  static const std::vector<SwitchSpec> kTable = build_table();
+  return kTable;
+}
+
+const SwitchSpec* find_switch(const std::string& name) {
+  for (const auto& s : switch_table()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const char* to_string(SwitchType type) {
+  switch (type) {
+    case SwitchType::kBool: return "bool";
+    case SwitchType::kInt: return "int";
+    case SwitchType::kEnum: return "enum";
+  }
+  return "?";
+}
+const char* to_string(Identity identity) { return identity == Identity::kBitwise ? "bitwise" : "tolerance"; }
+const char* to_string(Effect effect) {
+  switch (effect) {
+    case Effect::kSpeed: return "speed";
+    case Effect::kMemory: return "memory";
+    case Effect::kSchedule: return "schedule";
+  }
+  return "?";
+}
+
+}  // namespace sg::trainer

@@ -1,0 +1,47 @@
+// The one switch registry: every switch's name, type, domain, default, requires,
+// identity class, effect, availability and doc, and where its value goes in Switches.
+// describe --json, run-time validation and preset parsing all come from this table.
+#pragma once
+
+#include "trainer/switches/switches.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sg::trainer {
+
+enum class SwitchType { kBool, kInt, kEnum };
+enum class Identity { kBitwise, kTolerance };
+enum class Effect { kSpeed, kMemory, kSchedule };
+
+struct SwitchSpec {
+  std::string name;                 // "TEXT_CACHE"; env is "SG_" + name
+  SwitchType type = SwitchType::kBool;
+  std::vector<std::string> values;  // bool: {"0","1"}; enum: whole domain; int: candidates
+  int64_t min = 0;                  // int only, inclusive
+  int64_t max = 0;
+  std::string default_value;
+  std::vector<std::string> requires;  // "NAME=value" that must hold for a non-default value
+  Identity identity = Identity::kBitwise;
+  Effect effect = Effect::kSpeed;
+  bool deterministic = true;        // false: some non-default value has no deterministic kernel
+  std::string doc;
+  // Empty when this build can run the switch; otherwise why not.
+  std::string unavailable_reason;
+  // Stores a validated value into Switches.
+  std::function<void(Switches&, const std::string&)> apply;
+
+  std::string env() const { return "SG_" + name; }
+};
+
+const std::vector<SwitchSpec>& switch_table();
+// nullptr when no switch has this name (without the SG_ prefix).
+const SwitchSpec* find_switch(const std::string& name);
+
+const char* to_string(SwitchType type);
+const char* to_string(Identity identity);
+const char* to_string(Effect effect);
+
+}  // namespace sg::trainer

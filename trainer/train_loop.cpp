@@ -1,0 +1,198 @@
+// The training loop of speedgate-train, top to bottom: build, load data, step, evaluate,
+// report. Switch-dependent paths live in the modules they change (workload/, text/,
+// data/, model/); this file only wires them.
+#include "trainer/train_loop.hpp"
+
+#include "trainer/data/clip_loader.hpp"
+#include "trainer/data/device_batch.hpp"
+#include "trainer/errors.hpp"
+#include "trainer/model/wam_config.hpp"
+#include "trainer/result/digest.hpp"
+#include "trainer/runtime/memory_tracker.hpp"
+#include "trainer/test_faults.hpp"
+#include "trainer/workload/wam_workload.hpp"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <cmath>
+
+namespace sg::trainer {
+namespace {
+
+// Optimizer and schedule: AdamW, constant learning rate, global-norm clipping.
+constexpr double kLearningRate = 1e-4;
+constexpr double kWeightDecay = 0.01;
+constexpr double kMaxGradNorm = 1.0;
+// Eval data and noise are fixed whatever the run seed, so eval losses compare across seeds.
+constexpr uint64_t kEvalSeed = 0xe7a1;
+constexpr int64_t kEvalFirstSample = int64_t{1} << 40;
+
+using Clock = std::chrono::steady_clock;
+
+// Global L2 norm of all gradients (float32), then scales them by min(1, max / norm).
+float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+  std::vector<at::Tensor> norms;
+  for (const auto& p : params) {
+    if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm(2));
+  }
+  auto total = at::stack(norms).norm(2);
+  auto coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
+  for (const auto& p : params) {
+    if (p.grad().defined()) p.grad().mul_(coef.to(p.grad().scalar_type()));
+  }
+  return total.item<float>();
+}
+
+const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p) {
+#if TORCH_VERSION_MAJOR >= 2
+  auto it = optim.state().find(p.unsafeGetTensorImpl());
+#else
+  auto it = optim.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+#endif
+  if (it == optim.state().end()) return nullptr;
+  return static_cast<const torch::optim::AdamWParamState*>(it->second.get());
+}
+
+std::string optimizer_digest(const torch::optim::AdamW& optim,
+                             const std::vector<std::pair<std::string, at::Tensor>>& named, int64_t* bytes) {
+  Digest d;
+  *bytes = 0;
+  for (const auto& [name, p] : named) {
+    const auto* s = adam_state(optim, p);
+    if (s == nullptr) {
+      d.add_string(name + ":no_state");
+      continue;
+    }
+    d.add_int(s->step());
+    d.add_tensor(name + ".exp_avg", s->exp_avg());
+    d.add_tensor(name + ".exp_avg_sq", s->exp_avg_sq());
+    *bytes += 2 * s->exp_avg().numel() * static_cast<int64_t>(s->exp_avg().element_size());
+  }
+  return d.hex();
+}
+
+float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int64_t batches, c10::Device device,
+                bool fast_input) {
+  torch::NoGradGuard no_grad;
+  SyntheticClips eval_data(cfg, kEvalSeed);
+  LoaderOptions lo;
+  lo.batch_size = micro_batch;
+  lo.workers = 0;
+  lo.collate_uint8 = fast_input;
+  lo.first_sample = kEvalFirstSample;
+  ClipLoader loader(eval_data, lo);
+  at::Tensor total = at::zeros({}, at::kFloat);
+  for (int64_t i = 0; i < batches; ++i) {
+    total = total + wam.loss(to_device(loader.next(), device, fast_input), kEvalSeed).to(at::kCPU);
+  }
+  return (total / static_cast<double>(batches)).item<float>();
+}
+
+}  // namespace
+
+void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
+  // ---- configuration ----
+  if (opt.workload != "wam") throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam)");
+  const WamConfig& cfg = wam_config(opt.size);
+  const int64_t micro = opt.micro_batch > 0 ? opt.micro_batch : cfg.default_micro_batch;
+  const int64_t accum = opt.grad_accum;
+  if (opt.steps < 1 || accum < 1) throw BadInputError("--steps and --grad-accum must be >= 1");
+  const TestFaults faults = TestFaults::from_environment();
+  r.workload = opt.workload, r.size = opt.size, r.seed = opt.seed, r.steps = opt.steps;
+  r.micro_batch = micro, r.grad_accum = accum, r.world_size = rt.world_size;
+  r.switches = sw.resolved;
+  r.fingerprint = fingerprint(rt);
+  r.memory_device = rt.device.is_cuda() ? "cuda" : "cpu";
+  const uint64_t seed = static_cast<uint64_t>(opt.seed);
+  const int64_t samples_per_step = micro * accum * rt.world_size;
+  r.model_flops_per_step = model_flops_per_sample(cfg) * static_cast<double>(samples_per_step);
+
+  // ---- build: frozen encoders, backbone, optimizer ----
+  WamWorkload wam(cfg, sw, rt.device, mix_seed(seed, 0x6d6f64656c));
+  const auto named = wam.named_trainable();
+  std::vector<at::Tensor> params;
+  for (const auto& np : named) params.push_back(np.second);
+  torch::optim::AdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+
+  // ---- data: this rank's slice of the synthetic stream ----
+  SyntheticClips data(cfg, seed);
+  LoaderOptions lo;
+  lo.batch_size = micro;
+  lo.workers = sw.data_workers;
+  lo.collate_uint8 = sw.fast_input;
+  lo.pin_memory = sw.pin_memory;
+  lo.first_sample = int64_t{rt.rank} * (int64_t{1} << 32);
+  ClipLoader loader(data, lo);
+  const uint64_t noise_seed = mix_seed(seed, 0x6e6f697365);
+
+  // ---- train ----
+  reset_memory_peaks(rt.device);
+  if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
+  for (int64_t step = 0; step < opt.steps; ++step) {
+    const auto t0 = Clock::now();
+    torch::manual_seed(mix_seed(mix_seed(seed, static_cast<uint64_t>(rt.rank)), static_cast<uint64_t>(step)));
+    for (auto& p : params) p.mutable_grad() = at::Tensor();
+    at::Tensor logged = at::zeros({}, at::kFloat);
+    for (int64_t g = 0; g < accum; ++g) {
+      const DeviceBatch batch = to_device(loader.next(), rt.device, sw.fast_input);
+      at::Tensor loss = wam.loss(batch, noise_seed);
+      if (faults.nan_loss && step == 1) loss = loss * std::nan("");
+      if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
+      logged = logged + loss.detach().to(at::kCPU);
+      // Average the micro-batches: loss / G before backward (the test fault sums them).
+      (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
+    }
+    const float loss_value = (logged / static_cast<double>(accum)).item<float>();
+    const float grad_norm = clip_grad_norm(params, kMaxGradNorm);
+    r.step_records.push_back({step, loss_value, grad_norm, 0.0});
+    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
+      throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(step));
+    }
+    optim.step();
+    r.step_records.back().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
+  }
+
+  // ---- evaluate ----
+  if (opt.eval_batches > 0) {
+    r.eval_loss = eval_loss(wam, cfg, micro, opt.eval_batches, rt.device, sw.fast_input);
+    r.has_eval = true;
+  }
+
+  // ---- report: digests, throughput, memory ----
+  int64_t optimizer_bytes = 0;
+  r.param_digest = digest_tensors(named);
+  r.optimizer_digest = optimizer_digest(optim, named, &optimizer_bytes);
+  const int64_t warmup = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
+  double seconds = 0.0;
+  for (int64_t s = warmup; s < opt.steps; ++s) seconds += r.step_records[static_cast<size_t>(s)].seconds;
+  r.steady_state_steps = opt.steps - warmup;
+  const double samples = static_cast<double>(samples_per_step * r.steady_state_steps);
+  r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
+  r.tokens_per_s = r.samples_per_s * static_cast<double>(cfg.tokens_per_sample());
+
+  const auto peaks = memory_peaks(rt.device);
+  r.peak_allocated = {peaks.allocated};
+  r.peak_reserved = {peaks.reserved};
+  auto& b = r.breakdown;
+  for (const auto& p : params) {
+    b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
+    if (p.grad().defined()) b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
+  }
+  b.optimizer = optimizer_bytes;
+  b.frozen = wam.frozen_device_bytes();
+  if (!rt.device.is_cuda() && wam.text().offload() != nullptr) b.frozen += wam.text().offload()->host_bytes();
+  b.activations = std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
+
+  if (const auto* cache = wam.text().cache()) {
+    r.extra["text_cache"] = {{"hits", cache->hits}, {"misses", cache->misses}, {"evictions", cache->evictions},
+                             {"entries", cache->size()}};
+  }
+  if (const auto* off = wam.text().offload()) r.extra["text_encoder_offload"] = {{"loads", off->loads}};
+  if (!faults.name().empty()) r.extra["test_fault"] = faults.name();
+  r.status = "ok";
+}
+
+}  // namespace sg::trainer
