@@ -14,6 +14,7 @@ packages=(
   googletest libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libjs-chart.js
+  python3-torch
 )
 
 missing=()
