@@ -21,8 +21,12 @@ struct BodyHolder : torch::CustomClassHolder {
 
 class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
  public:
+  // Tensors must arrive as at::TensorList: Function::apply counts only Tensor and
+  // TensorList arguments as graph inputs (a std::vector would be taken as a constant).
   static variable_list forward(AutogradContext* ctx, c10::intrusive_ptr<BodyHolder> holder,
-                               variable_list inputs, variable_list params) {
+                               at::TensorList input_list, at::TensorList param_list) {
+    const variable_list inputs = input_list.vec();
+    const variable_list params = param_list.vec();
     holder->num_inputs = inputs.size();
     for (const auto& t : inputs) holder->input_needs_grad.push_back(t.defined() && t.requires_grad());
     holder->autocast = current_autocast_state();
@@ -96,7 +100,7 @@ TensorList checkpointed(CheckpointBody body, const TensorList& inputs, const Ten
   if (!torch::GradMode::is_enabled()) return body(inputs);
   auto holder = c10::make_intrusive<BodyHolder>();
   holder->body = std::move(body);
-  return CheckpointFunction::apply(holder, inputs, params);
+  return CheckpointFunction::apply(holder, at::TensorList(inputs), at::TensorList(params));
 }
 
 }  // namespace sg::trainer

@@ -89,6 +89,11 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
       const LayerOptions lo{opt.backend, /*checkpoint_attention=*/false};
       out = checkpointed([layer, lo](const TensorList& x) { return layer->forward(x, lo); }, in, layer->parameters());
     } else {
+      // Per-layer gradient boundary: a checkpointed layer hands back ONE gradient per
+      // input (e.g. the text context used by both k and v), summed inside the layer. The
+      // alias node makes a plain layer sum its uses the same way before they meet other
+      // layers' gradients, so float addition associates identically: bitwise equal.
+      for (size_t k = kVideo; k <= kActionContext; ++k) in[k] = in[k].alias();
       out = layer->forward(in, {opt.backend, /*checkpoint_attention=*/opt.mixed_attn_ckpt});
     }
     x_v = out[0];

@@ -1,0 +1,115 @@
+// CUDA identity checks (label gpu; built only with SPEEDGATE_WITH_CUDA): for every switch
+// available on this build, the small workload on the GPU against the default run:
+// bitwise switches must match every step's bits and both digests; tolerance switches
+// must stay finite and close. Plus out-of-memory reported as exit 3 with status oom.
+#include "trainer/switches/switch_table.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace sg::trainer {
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string err;
+  nlohmann::json result;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Run run(const std::string& size, int micro, const std::map<std::string, std::string>& env, int steps = 4) {
+  static int n = 0;
+  const std::string tag = "/tmp/sg_gpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
+  std::string cmd = "env";
+  for (const auto& [k, v] : env) cmd += " " + k + "=" + v;
+  cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload wam --size " + size + " --steps " +
+         std::to_string(steps) + " --seed 0 --micro-batch " + std::to_string(micro) +
+         " --grad-accum 1 --warmup-steps 1 --eval-batches 1 --result " + tag + ".json 2>" + tag + ".err";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = slurp(tag + ".err");
+  const auto text = slurp(tag + ".json");
+  if (!text.empty()) r.result = nlohmann::json::parse(text);
+  return r;
+}
+
+const Run& baseline() {
+  static const Run r = run("small", 2, {});
+  return r;
+}
+
+// Non-default values worth checking for a switch, with what it requires.
+std::vector<std::map<std::string, std::string>> cases_for(const SwitchSpec& s) {
+  std::vector<std::map<std::string, std::string>> out;
+  for (const auto& v : s.values) {
+    if (v == s.default_value) continue;
+    std::map<std::string, std::string> env{{s.env(), v}};
+    for (const auto& req : s.requires) env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+    out.push_back(env);
+  }
+  return out;
+}
+
+TEST(GpuIdentity, BaselineIsDeterministic) {
+  ASSERT_EQ(baseline().exit_code, 0) << baseline().err;
+  const auto again = run("small", 2, {});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(baseline().result["param_digest"], again.result["param_digest"]);
+  EXPECT_EQ(baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
+}
+
+TEST(GpuIdentity, EverySwitchAgainstDefault) {
+  ASSERT_EQ(baseline().exit_code, 0) << baseline().err;
+  const auto& base = baseline().result;
+  for (const auto& s : switch_table()) {
+    if (!s.unavailable_reason.empty()) continue;
+    for (const auto& env : cases_for(s)) {
+      const auto r = run("small", 2, env);
+      std::string label = s.env() + "=" + env.at(s.env());
+      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.err;
+      const auto& a = base["step_records"];
+      const auto& b = r.result["step_records"];
+      ASSERT_EQ(a.size(), b.size()) << label;
+      if (s.identity == Identity::kBitwise) {
+        for (size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i]["loss_bits"], b[i]["loss_bits"]) << label << " step " << i;
+          EXPECT_EQ(a[i]["grad_norm_bits"], b[i]["grad_norm_bits"]) << label << " step " << i;
+        }
+        EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
+        EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
+      } else {
+        for (size_t i = 0; i < a.size(); ++i) {
+          const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+          EXPECT_TRUE(std::isfinite(lb)) << label;
+          EXPECT_NEAR(lb / la, 1.0, 2e-2) << label << " step " << i;  // bf16 autocast rounding
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuOom, HugeMicroBatchExitsThree) {
+  const auto r = run("wam5b", 64, {{"SG_CKPT_LAYERS", "0"}}, 1);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  if (!r.result.is_null()) EXPECT_EQ(r.result["status"], "oom");
+}
+
+}  // namespace
+}  // namespace sg::trainer

@@ -1,0 +1,167 @@
+// The protocol through the built binary: describe --json, run's result file, heartbeat,
+// exit codes 2/3/4, preset validation naming the line.
+#include "trainer_harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace sg::trainer::testing {
+namespace {
+
+nlohmann::json describe() {
+  const std::string out = temp_dir() + "/describe.json";
+  const std::string cmd = std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out;
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return nlohmann::json::parse(read_file(out));
+}
+
+TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
+  const auto m = describe();
+  EXPECT_EQ(m.at("protocol"), 1);
+  EXPECT_EQ(m.at("trainer"), "speedgate-train");
+  const auto& sizes = m.at("workloads").at(0).at("sizes");
+  std::set<std::string> names;
+  for (const auto& s : sizes) {
+    names.insert(s.at("name").get<std::string>());
+    EXPECT_GT(s.at("model_flops_per_sample").get<double>(), 0.0);
+    if (s.at("name") == "base") {
+      const double p = s.at("trainable_params").get<double>();
+      EXPECT_GT(p, 0.90e9);
+      EXPECT_LT(p, 0.92e9);
+      EXPECT_EQ(s.at("tokens_per_sample"), 1296);
+    }
+    if (s.at("name") == "wam5b") EXPECT_EQ(s.at("tokens_per_sample"), 3526);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"tiny", "small", "base", "wam5b"}));
+  std::set<std::string> switches;
+  for (const auto& s : m.at("switches")) {
+    switches.insert(s.at("name").get<std::string>());
+    EXPECT_EQ(s.at("env"), "SG_" + s.at("name").get<std::string>());
+    for (const char* key : {"type", "values", "default", "requires", "identity", "effect", "available",
+                            "unavailable_reason", "doc"}) {
+      EXPECT_TRUE(s.contains(key)) << s.at("name") << " lacks " << key;
+    }
+    EXPECT_EQ(s.at("available").get<bool>(), s.at("unavailable_reason").get<std::string>().empty());
+    if (s.at("type") == "int") EXPECT_TRUE(s.contains("min") && s.contains("max"));
+  }
+  for (const char* must : {"TEXT_CACHE", "TEXT_MISS_FAST", "CONTEXT_TRUNC", "FAST_INPUT", "VAE_FIRST",
+                           "ATTN_BACKEND", "FUSED_ROPE", "FAST_CAT", "FUSED_ADALN", "CUDA_GRAPHS", "VAE_FULLCLIP",
+                           "VAE_CHANNELS_LAST", "CKPT_LAYERS", "MIXED_ATTN_CKPT", "TEXT_ENCODER_OFFLOAD",
+                           "DATA_WORKERS", "PIN_MEMORY", "ALLOC_EXPANDABLE"}) {
+    EXPECT_TRUE(switches.count(must)) << must;
+  }
+  EXPECT_EQ(m.at("kernel_families").size(), 3u);
+}
+
+TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
+  const std::string doc = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/docs/switches.md");
+  ASSERT_FALSE(doc.empty());
+  for (const auto& s : describe().at("switches")) {
+    EXPECT_NE(doc.find("`" + s.at("env").get<std::string>() + "`"), std::string::npos) << s.at("env");
+  }
+}
+
+#if !SPEEDGATE_WITH_CUDA
+TEST(Protocol, CudaOnlySwitchesAreUnavailableOnCpuBuild) {
+  for (const auto& s : describe().at("switches")) {
+    const std::string name = s.at("name");
+    if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" || name == "CUDA_GRAPHS" ||
+        name == "PIN_MEMORY" || name == "ALLOC_EXPANDABLE" || name == "ATTN_BACKEND") {
+      EXPECT_FALSE(s.at("available").get<bool>()) << name;
+    }
+  }
+}
+#endif
+
+TEST(Protocol, RunWritesResultAndHeartbeat) {
+  const std::string hb = temp_dir() + "/hb.json";
+  const auto r = run_trainer(tiny_run(3) + " --heartbeat " + hb);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const auto& j = r.result;
+  EXPECT_EQ(j.at("status"), "ok");
+  EXPECT_EQ(j.at("step_records").size(), 3u);
+  EXPECT_EQ(j.at("step_records")[0].at("loss_bits").get<std::string>().size(), 8u);
+  EXPECT_EQ(j.at("param_digest").get<std::string>().size(), 16u);
+  EXPECT_GT(j.at("samples_per_s").get<double>(), 0.0);
+  EXPECT_GT(j.at("model_flops_per_step").get<double>(), 0.0);
+  EXPECT_GT(j.at("memory").at("peak_allocated_bytes").at(0).get<int64_t>(), 0);
+  EXPECT_GT(j.at("memory").at("breakdown").at("optimizer").get<int64_t>(), 0);
+  EXPECT_EQ(j.at("fingerprint").at("threads"), 1);
+  EXPECT_EQ(j.at("switches").at("SG_CKPT_LAYERS"), "-1");
+  const auto beat = nlohmann::json::parse(read_file(hb));
+  EXPECT_EQ(beat.at("step"), 3);
+}
+
+TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
+  struct Case {
+    std::map<std::string, std::string> env;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{{"SG_NO_SUCH_SWITCH", "1"}}, "SG_NO_SUCH_SWITCH"},
+      {{{"SG_TEXT_CACHE", "2"}}, "SG_TEXT_CACHE"},
+      {{{"SG_CKPT_LAYERS", "x"}}, "SG_CKPT_LAYERS"},
+      {{{"SG_CKPT_LAYERS", "65"}}, "SG_CKPT_LAYERS"},
+      {{{"SG_CONTEXT_TRUNC", "1"}}, "SG_CONTEXT_TRUNC"},  // requires TEXT_CACHE=1
+      {{{"SG_TEXT_ENCODER_OFFLOAD", "1"}}, "SG_TEXT_ENCODER_OFFLOAD"},
+      {{{"SG_KERNEL_NOPE", "threads=1"}}, "SG_KERNEL_NOPE"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_trainer(tiny_run(1), c.env);
+    EXPECT_EQ(r.exit_code, 2) << c.expect;
+    EXPECT_NE(r.stderr_text.find(c.expect), std::string::npos) << r.stderr_text;
+  }
+#if !SPEEDGATE_WITH_CUDA
+  const auto r = run_trainer(tiny_run(1), {{"SG_CUDA_GRAPHS", "1"}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.stderr_text.find("unavailable"), std::string::npos) << r.stderr_text;
+#endif
+}
+
+TEST(Protocol, BadFlagsExitTwo) {
+  EXPECT_EQ(run_trainer(tiny_run(1) + " --bogus 1").exit_code, 2);
+  EXPECT_EQ(run_trainer("run --workload wam --size huge --steps 1 --seed 0").exit_code, 2);
+  EXPECT_EQ(run_trainer("run --workload lm --size tiny --steps 1 --seed 0").exit_code, 2);
+  EXPECT_EQ(run_trainer("describe").exit_code, 2);
+}
+
+TEST(Protocol, PresetWholeFileValidatedAndLineNamed) {
+  const std::string bad = write_temp("bad.env", "# fast preset\nSG_TEXT_CACHE=1\n\nSG_TEXT_MISS_FAST=maybe\n");
+  auto r = run_trainer(tiny_run(1) + " --preset " + bad);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.stderr_text.find("bad.env:4"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("SG_TEXT_MISS_FAST"), std::string::npos) << r.stderr_text;
+
+  const std::string syntax = write_temp("syntax.env", "SG_TEXT_CACHE=1\nexport SG_FAST_INPUT=1\n");
+  r = run_trainer(tiny_run(1) + " --preset " + syntax);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.stderr_text.find("syntax.env:2"), std::string::npos) << r.stderr_text;
+
+  const std::string unmet = write_temp("unmet.env", "SG_FAST_INPUT=1\nSG_CONTEXT_TRUNC=1\n");
+  r = run_trainer(tiny_run(1) + " --preset " + unmet);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.stderr_text.find("unmet.env:2"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("TEXT_CACHE=1"), std::string::npos) << r.stderr_text;
+
+  // The environment wins over the preset, and satisfies its requires.
+  r = run_trainer(tiny_run(1) + " --preset " + unmet, {{"SG_TEXT_CACHE", "1"}});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_EQ(r.result.at("switches").at("SG_CONTEXT_TRUNC"), "1");
+}
+
+TEST(Protocol, NonFiniteLossExitsFour) {
+  const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "nan"}});
+  EXPECT_EQ(r.exit_code, 4) << r.stderr_text;
+  EXPECT_EQ(r.result.at("status"), "nan");
+  EXPECT_EQ(r.result.at("step_records").size(), 2u);
+}
+
+TEST(Protocol, OutOfMemoryExitsThree) {
+  const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "oom"}});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  EXPECT_EQ(r.result.at("status"), "oom");
+}
+
+}  // namespace
+}  // namespace sg::trainer::testing

@@ -1,0 +1,111 @@
+// End-to-end identity tests through the built binary: determinism, every bitwise switch
+// with a CPU path against the default, tolerance switches finite and close.
+#include "trainer_harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace sg::trainer::testing {
+namespace {
+
+const TrainerRun& baseline() {
+  static const TrainerRun run = run_trainer(tiny_run());
+  return run;
+}
+
+void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& b) {
+  ASSERT_EQ(a.at("status"), "ok");
+  ASSERT_EQ(b.at("status"), "ok");
+  ASSERT_EQ(a.at("step_records").size(), b.at("step_records").size());
+  for (size_t i = 0; i < a.at("step_records").size(); ++i) {
+    EXPECT_EQ(a["step_records"][i]["loss_bits"], b["step_records"][i]["loss_bits"]) << "step " << i;
+    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"]) << "step " << i;
+  }
+  EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
+  EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));
+  EXPECT_EQ(a.at("eval_loss_bits"), b.at("eval_loss_bits"));
+}
+
+TEST(TrainIdentity, SameSeedTwiceIsBitwiseEqual) {
+  const auto& a = baseline();
+  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
+  const auto b = run_trainer(tiny_run());
+  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
+  expect_bitwise_equal(a.result, b.result);
+}
+
+TEST(TrainIdentity, OtherSeedDiffers) {
+  const auto b = run_trainer(tiny_run(3, 2, 1, /*seed=*/1000));
+  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
+  EXPECT_NE(baseline().result.at("param_digest"), b.result.at("param_digest"));
+}
+
+struct BitwiseCase {
+  const char* name;
+  std::map<std::string, std::string> env;
+};
+
+class BitwiseSwitch : public ::testing::TestWithParam<BitwiseCase> {};
+
+TEST_P(BitwiseSwitch, DigestsEqualDefault) {
+  const auto& base = baseline();
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const auto run = run_trainer(tiny_run(), GetParam().env);
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  expect_bitwise_equal(base.result, run.result);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CpuPaths, BitwiseSwitch,
+    ::testing::Values(BitwiseCase{"TextCache", {{"SG_TEXT_CACHE", "1"}}},
+                      BitwiseCase{"TextCacheOneEntry", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_CACHE_ENTRIES", "1"}}},
+                      BitwiseCase{"TextEncoderOffload", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}}},
+                      BitwiseCase{"FastInput", {{"SG_FAST_INPUT", "1"}}},
+                      BitwiseCase{"VaeFirst", {{"SG_VAE_FIRST", "1"}}},
+                      BitwiseCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
+                      BitwiseCase{"CheckpointFirstLayer", {{"SG_CKPT_LAYERS", "1"}}},
+                      BitwiseCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
+                      BitwiseCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
+                      BitwiseCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
+                      BitwiseCase{"AllBitwise",
+                                  {{"SG_TEXT_CACHE", "1"},
+                                   {"SG_TEXT_ENCODER_OFFLOAD", "1"},
+                                   {"SG_FAST_INPUT", "1"},
+                                   {"SG_VAE_FIRST", "1"},
+                                   {"SG_CKPT_LAYERS", "0"},
+                                   {"SG_MIXED_ATTN_CKPT", "1"},
+                                   {"SG_DATA_WORKERS", "2"}}}),
+    [](const ::testing::TestParamInfo<BitwiseCase>& info) { return std::string(info.param.name); });
+
+class ToleranceSwitch : public ::testing::TestWithParam<BitwiseCase> {};
+
+TEST_P(ToleranceSwitch, FiniteAndClose) {
+  const auto& base = baseline();
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const auto run = run_trainer(tiny_run(), GetParam().env);
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  const auto& a = base.result.at("step_records");
+  const auto& b = run.result.at("step_records");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+    const double ga = a[i]["grad_norm"].get<double>(), gb = b[i]["grad_norm"].get<double>();
+    ASSERT_TRUE(std::isfinite(lb) && std::isfinite(gb));
+    EXPECT_NEAR(lb / la, 1.0, 1e-3) << "loss, step " << i;
+    EXPECT_NEAR(gb / ga, 1.0, 1e-2) << "grad norm, step " << i;
+  }
+  const double ea = base.result["eval_loss"].get<double>(), eb = run.result["eval_loss"].get<double>();
+  EXPECT_NEAR(eb / ea, 1.0, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CpuPaths, ToleranceSwitch,
+    ::testing::Values(BitwiseCase{"TextMissFast", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_MISS_FAST", "1"}}},
+                      BitwiseCase{"ContextTrunc", {{"SG_TEXT_CACHE", "1"}, {"SG_CONTEXT_TRUNC", "1"}}},
+                      BitwiseCase{"VaeFullClip", {{"SG_VAE_FULLCLIP", "1"}}},
+                      BitwiseCase{"VaeChannelsLast", {{"SG_VAE_CHANNELS_LAST", "1"}}}),
+    [](const ::testing::TestParamInfo<BitwiseCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace sg::trainer::testing

@@ -1,0 +1,80 @@
+// Runs the built speedgate-train binary (SPEEDGATE_BIN_DIR) as a subprocess, as the
+// controller does, and reads its result file. Shared by the trainer's CPU tests.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace sg::trainer::testing {
+
+struct TrainerRun {
+  int exit_code = -1;
+  std::string stderr_text;
+  nlohmann::json result;  // null when no result file was written
+};
+
+inline std::string temp_dir() {
+  static const std::string dir = [] {
+    std::string tmpl = "/tmp/sg_trainer_test_XXXXXX";
+    char* d = mkdtemp(tmpl.data());
+    return std::string(d == nullptr ? "/tmp" : d);
+  }();
+  return dir;
+}
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `speedgate-train <args>` with extra environment variables.
+inline TrainerRun run_trainer(const std::string& args, const std::map<std::string, std::string>& env = {}) {
+  static int counter = 0;
+  const std::string tag = temp_dir() + "/run" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string result_path = tag + ".json";
+  const std::string err_path = tag + ".err";
+  std::string cmd = "env";
+  for (const auto& [k, v] : env) cmd += " " + k + "=" + shell_quote(v);
+  cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train " + args;
+  std::string full = cmd;
+  if (args.rfind("run", 0) == 0) full += " --result " + result_path;
+  full += " 2>" + err_path + " >" + tag + ".out";
+  const int status = std::system(full.c_str());
+  TrainerRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.stderr_text = read_file(err_path);
+  const std::string text = read_file(result_path);
+  if (!text.empty()) r.result = nlohmann::json::parse(text);
+  return r;
+}
+
+inline std::string tiny_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0) {
+  return "run --workload wam --size tiny --steps " + std::to_string(steps) + " --seed " + std::to_string(seed) +
+         " --micro-batch " + std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
+         " --threads 1 --warmup-steps 1 --eval-batches 1";
+}
+
+inline std::string write_temp(const std::string& name, const std::string& content) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+}  // namespace sg::trainer::testing
