@@ -1,0 +1,59 @@
+// `speedgate serve --db PATH [--listen HOST:PORT]`: the dashboard, its JSON API and
+// /metrics on one port (agent/dashboard/), until SIGINT or SIGTERM. The first stdout
+// line is the URL, with port 0 resolved to the port actually bound.
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/cli/command.hpp"
+#include "agent/dashboard/server.hpp"
+
+namespace sg::agent {
+namespace {
+
+class ServeCommand : public Command {
+ public:
+  explicit ServeCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("serve", "serve the dashboard, /api/v1 JSON and /metrics");
+    app_->add_option("--db", db_, "SQLite database (opened read-only)")->capture_default_str();
+    app_->add_option("--listen", listen_, "HOST:PORT to bind; port 0 picks a free one")
+        ->capture_default_str();
+  }
+  CLI::App* app() const override { return app_; }
+
+  int run() override {
+    const auto address = dashboard::parse_listen(listen_);
+    // Block the signals before the server's threads start so they inherit the mask and
+    // only sigwait below receives them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    dashboard::Server server(db_, address);
+    std::printf("http://%s:%d/\n", address.host.c_str(), server.port());
+    std::fflush(stdout);
+    spdlog::info("serving {} read-only on http://{}:{}/ (metrics at /metrics)", db_, address.host,
+                 server.port());
+    int received = 0;
+    sigwait(&signals, &received);
+    spdlog::info("signal {}: stopping", received);
+    return 0;
+  }
+
+ private:
+  CLI::App* app_;
+  std::string db_ = kDefaultDb;
+  std::string listen_ = "127.0.0.1:8321";
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_serve_command(CLI::App& parent) {
+  return std::make_unique<ServeCommand>(parent);
+}
+
+}  // namespace sg::agent

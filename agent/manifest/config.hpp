@@ -1,0 +1,33 @@
+// A candidate configuration: switch name -> value, only non-default entries.
+// Its canonical key ("A=1,B=4", sorted; "" for the baseline) identifies it in the DB.
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/manifest/manifest.hpp"
+
+namespace sg::agent {
+
+using Config = std::map<std::string, std::string>;
+
+std::string config_key(const Config& c);
+Config config_from_key(const std::string& key);
+std::string config_label(const Config& c);  // "baseline" or the key
+
+// Empty string when valid, else a message naming the switch (unknown, unavailable,
+// out of domain, unmet requires).
+std::string validate_config(const Config& c, const Manifest& m);
+
+// Adds the switches that `requires` demands (transitively). Returns false when the
+// requirements conflict with values already set.
+bool close_requires(Config& c, const Manifest& m);
+
+// Environment entries (SG_NAME, value) for the trainer.
+std::vector<std::pair<std::string, std::string>> config_env(const Config& c, const Manifest& m);
+
+// Drops entries equal to the switch default.
+Config normalize(const Config& c, const Manifest& m);
+
+}  // namespace sg::agent

@@ -1,0 +1,228 @@
+#include "agent/manifest/manifest.hpp"
+
+#include <set>
+
+#include "agent/common/errors.hpp"
+
+namespace sg::agent {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw UsageError("manifest: " + where + ": " + what);
+}
+
+std::string req_string(const json& o, const std::string& key, const std::string& where) {
+  if (!o.contains(key) || !o[key].is_string()) bad(where + "." + key, "missing or not a string");
+  return o[key].get<std::string>();
+}
+
+std::string opt_string(const json& o, const std::string& key) {
+  return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+}
+
+std::vector<std::string> string_list(const json& o, const std::string& key, const std::string& where,
+                                     bool required) {
+  std::vector<std::string> out;
+  if (!o.contains(key)) {
+    if (required) bad(where + "." + key, "missing");
+    return out;
+  }
+  if (!o[key].is_array()) bad(where + "." + key, "not an array");
+  for (const auto& v : o[key]) {
+    if (!v.is_string()) bad(where + "." + key, "every value must be a string (as in the environment)");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+bool is_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+// Values are later written unquoted into .env files that sh sources.
+bool is_safe_value(const std::string& s) {
+  if (s.empty() || s.size() > 256) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ':' ||
+          c == ',' || c == '+' || c == '/')) return false;
+  }
+  return true;
+}
+
+std::int64_t parse_int(const std::string& s, bool* ok) {
+  try {
+    std::size_t pos = 0;
+    long long v = std::stoll(s, &pos);
+    *ok = pos == s.size();
+    return v;
+  } catch (...) {
+    *ok = false;
+    return 0;
+  }
+}
+
+SwitchSpec parse_switch(const json& o, const std::string& where) {
+  if (!o.is_object()) bad(where, "not an object");
+  SwitchSpec s;
+  s.name = req_string(o, "name", where);
+  if (!is_name(s.name)) bad(where + ".name", "'" + s.name + "' is not [A-Z0-9_]+");
+  s.env = req_string(o, "env", where);
+  if (s.env != "SG_" + s.name) bad(where + ".env", "'" + s.env + "' must be SG_" + s.name);
+  s.type = req_string(o, "type", where);
+  if (s.type != "bool" && s.type != "int" && s.type != "enum") bad(where + ".type", "'" + s.type + "' is not bool|int|enum");
+  s.values = string_list(o, "values", where, true);
+  s.default_value = req_string(o, "default", where);
+  s.requires_ = string_list(o, "requires", where, false);
+  s.identity = req_string(o, "identity", where);
+  if (s.identity != "bitwise" && s.identity != "tolerance") bad(where + ".identity", "'" + s.identity + "' is not bitwise|tolerance");
+  s.effect = req_string(o, "effect", where);
+  if (s.effect != "speed" && s.effect != "memory" && s.effect != "schedule") bad(where + ".effect", "'" + s.effect + "' is not speed|memory|schedule");
+  s.available = o.value("available", true);
+  s.unavailable_reason = opt_string(o, "unavailable_reason");
+  s.doc = opt_string(o, "doc");
+  if (s.type == "bool") {
+    if (s.values != std::vector<std::string>{"0", "1"}) bad(where + ".values", "a bool switch has values [\"0\",\"1\"]");
+  }
+  if (s.type == "int") {
+    if (!o.contains("min") || !o["min"].is_number_integer() || !o.contains("max") || !o["max"].is_number_integer()) {
+      bad(where, "an int switch needs integer min and max");
+    }
+    s.min = o["min"].get<std::int64_t>();
+    s.max = o["max"].get<std::int64_t>();
+    if (s.min > s.max) bad(where, "min > max");
+  }
+  if (s.values.empty()) bad(where + ".values", "empty");
+  for (const auto& v : s.values) {
+    if (!is_safe_value(v)) bad(where + ".values", "value '" + v + "' has characters outside [A-Za-z0-9_.:,+/-]");
+    if (!s.in_domain(v)) bad(where + ".values", "value '" + v + "' outside min..max");
+  }
+  if (!s.in_domain(s.default_value)) bad(where + ".default", "'" + s.default_value + "' outside the domain");
+  for (const auto& r : s.requires_) {
+    auto eq = r.find('=');
+    if (eq == std::string::npos || !is_name(r.substr(0, eq))) bad(where + ".requires", "'" + r + "' is not NAME=value");
+  }
+  return s;
+}
+
+}  // namespace
+
+bool SwitchSpec::in_domain(const std::string& value) const {
+  if (type == "int") {
+    bool ok = false;
+    std::int64_t v = parse_int(value, &ok);
+    return ok && v >= min && v <= max && is_safe_value(value);
+  }
+  for (const auto& v : values) {
+    if (v == value) return true;
+  }
+  return false;
+}
+
+const SwitchSpec* Manifest::find_switch(const std::string& name) const {
+  for (const auto& s : switches) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const SwitchSpec* Manifest::find_env(const std::string& env) const {
+  for (const auto& s : switches) {
+    if (s.env == env) return &s;
+  }
+  return nullptr;
+}
+
+const SizeSpec* Manifest::find_size(const std::string& workload, const std::string& size) const {
+  auto it = workloads.find(workload);
+  if (it == workloads.end()) return nullptr;
+  for (const auto& s : it->second) {
+    if (s.name == size) return &s;
+  }
+  return nullptr;
+}
+
+Manifest parse_manifest(const json& j) {
+  if (!j.is_object()) bad("(root)", "not a JSON object");
+  Manifest m;
+  m.raw = j;
+  if (!j.contains("protocol") || !j["protocol"].is_number_integer()) bad("protocol", "missing");
+  m.protocol = j["protocol"].get<int>();
+  if (m.protocol != 1) bad("protocol", "version " + std::to_string(m.protocol) + " is not supported (this controller speaks 1)");
+  m.trainer = opt_string(j, "trainer");
+  m.version = opt_string(j, "version");
+  m.build = j.value("build", json::object());
+  if (!j.contains("workloads") || !j["workloads"].is_array() || j["workloads"].empty()) bad("workloads", "missing or empty");
+  for (std::size_t i = 0; i < j["workloads"].size(); ++i) {
+    const auto& w = j["workloads"][i];
+    std::string where = "workloads[" + std::to_string(i) + "]";
+    std::string name = req_string(w, "name", where);
+    if (!w.contains("sizes") || !w["sizes"].is_array()) bad(where + ".sizes", "missing");
+    auto& sizes = m.workloads[name];
+    for (std::size_t k = 0; k < w["sizes"].size(); ++k) {
+      const auto& s = w["sizes"][k];
+      std::string sw = where + ".sizes[" + std::to_string(k) + "]";
+      SizeSpec sz;
+      sz.name = req_string(s, "name", sw);
+      sz.trainable_params = s.value("trainable_params", std::int64_t{0});
+      sz.frozen_params = s.value("frozen_params", std::int64_t{0});
+      sz.model_flops_per_sample = s.value("model_flops_per_sample", 0.0);
+      sz.tokens_per_sample = s.value("tokens_per_sample", 0.0);
+      sz.default_micro_batch = s.value("default_micro_batch", 1);
+      if (sz.default_micro_batch < 1) bad(sw + ".default_micro_batch", "must be >= 1");
+      sizes.push_back(sz);
+    }
+  }
+  if (!j.contains("switches") || !j["switches"].is_array()) bad("switches", "missing");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < j["switches"].size(); ++i) {
+    auto s = parse_switch(j["switches"][i], "switches[" + std::to_string(i) + "]");
+    if (!names.insert(s.name).second) bad("switches[" + std::to_string(i) + "]", "duplicate switch " + s.name);
+    m.switches.push_back(std::move(s));
+  }
+  for (const auto& s : m.switches) {
+    for (const auto& r : s.requires_) {
+      if (!names.count(r.substr(0, r.find('=')))) bad("switches." + s.name + ".requires", "'" + r + "' names an unknown switch");
+    }
+  }
+  if (j.contains("kernel_families") && j["kernel_families"].is_array()) {
+    for (std::size_t i = 0; i < j["kernel_families"].size(); ++i) {
+      const auto& f = j["kernel_families"][i];
+      std::string where = "kernel_families[" + std::to_string(i) + "]";
+      KernelFamily kf;
+      kf.name = req_string(f, "name", where);
+      kf.env = req_string(f, "env", where);
+      kf.switch_name = opt_string(f, "switch");
+      kf.available = f.value("available", false);
+      kf.unavailable_reason = opt_string(f, "unavailable_reason");
+      kf.constraints = string_list(f, "constraints", where, false);
+      if (f.contains("parameters") && f["parameters"].is_array()) {
+        for (const auto& p : f["parameters"]) {
+          KernelParam kp;
+          kp.name = req_string(p, "name", where + ".parameters");
+          kp.values = string_list(p, "values", where + ".parameters", true);
+          kf.parameters.push_back(std::move(kp));
+        }
+      }
+      m.kernel_families.push_back(std::move(kf));
+    }
+  }
+  return m;
+}
+
+Manifest parse_manifest_text(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("manifest: not valid JSON: ") + e.what());
+  }
+  return parse_manifest(j);
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,71 @@
+// The trainer manifest (protocol §1): the ONLY source of switch names, domains,
+// identity classes and kernel families. Parsing validates every field and names
+// the bad one; nothing in the agent knows a switch of its own.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sg::agent {
+
+struct SwitchSpec {
+  std::string name;  // e.g. TEXT_CACHE
+  std::string env;   // e.g. SG_TEXT_CACHE
+  std::string type;  // bool | int | enum
+  std::vector<std::string> values;  // candidates worth searching (bool: 0/1; enum: whole domain)
+  std::int64_t min = 0, max = 0;    // int only, inclusive
+  std::string default_value;
+  std::vector<std::string> requires_;  // "NAME=value"
+  std::string identity;                // bitwise | tolerance
+  std::string effect;                  // speed | memory | schedule
+  bool available = true;
+  std::string unavailable_reason;
+  std::string doc;
+
+  bool bitwise() const { return identity == "bitwise"; }
+  // True when value is inside the declared domain (int: min..max; else in values).
+  bool in_domain(const std::string& value) const;
+};
+
+struct KernelParam {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+struct KernelFamily {
+  std::string name, env, switch_name;
+  std::vector<KernelParam> parameters;
+  std::vector<std::string> constraints;
+  bool available = false;
+  std::string unavailable_reason;
+};
+
+struct SizeSpec {
+  std::string name;
+  std::int64_t trainable_params = 0, frozen_params = 0;
+  double model_flops_per_sample = 0, tokens_per_sample = 0;
+  int default_micro_batch = 1;
+};
+
+struct Manifest {
+  int protocol = 1;
+  std::string trainer, version;
+  nlohmann::json build;
+  std::map<std::string, std::vector<SizeSpec>> workloads;
+  std::vector<SwitchSpec> switches;
+  std::vector<KernelFamily> kernel_families;
+  nlohmann::json raw;  // as received; stored in the DB
+
+  const SwitchSpec* find_switch(const std::string& name) const;
+  const SwitchSpec* find_env(const std::string& env) const;
+  const SizeSpec* find_size(const std::string& workload, const std::string& size) const;
+};
+
+// Throws UsageError("manifest: switches[3].type: ...") on any violation.
+Manifest parse_manifest(const nlohmann::json& j);
+Manifest parse_manifest_text(const std::string& text);
+
+}  // namespace sg::agent

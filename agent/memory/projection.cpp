@@ -1,0 +1,75 @@
+#include "agent/memory/projection.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+namespace sg::agent {
+
+LinearFit fit_peak(const std::vector<PeakPoint>& points) {
+  std::set<int> distinct;
+  for (const auto& p : points) distinct.insert(p.micro_batch);
+  if (points.size() < 2 || distinct.size() < 2) {
+    throw std::invalid_argument("memory fit needs peaks at >= 2 distinct micro-batches");
+  }
+  double n = static_cast<double>(points.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& p : points) {
+    double x = p.micro_batch, y = p.peak_bytes;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  LinearFit f;
+  f.per_sample = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  f.fixed = (sy - f.per_sample * sx) / n;
+  for (const auto& p : points) {
+    f.max_residual = std::max(f.max_residual, std::fabs(p.peak_bytes - (f.fixed + f.per_sample * p.micro_batch)));
+  }
+  return f;
+}
+
+double zero_param_factor(int world, int zero) { return zero >= 3 ? 1.0 / world : 1.0; }
+double zero_grad_factor(int world, int zero) { return zero >= 2 ? 1.0 / world : 1.0; }
+double zero_optimizer_factor(int world, int zero) { return zero >= 1 ? 1.0 / world : 1.0; }
+
+Projection project_peak(const ProjectionInputs& in) {
+  if (in.world_size < 1 || in.zero_stage < 0 || in.zero_stage > 3 || in.target_micro_batch < 1) {
+    throw std::invalid_argument("projection: world size >= 1, ZeRO stage 0..3, micro-batch >= 1");
+  }
+  Projection p;
+  p.fit = fit_peak(in.points);
+  const auto& bd = in.breakdown;
+  const int w = in.world_size, z = in.zero_stage;
+  p.frozen = bd.frozen;
+  p.params = bd.parameters * zero_param_factor(w, z);
+  p.grads = bd.gradients * zero_grad_factor(w, z);
+  p.optimizer = bd.optimizer * zero_optimizer_factor(w, z);
+  p.comm = w > 1 ? std::min(bd.gradients, kCommBucketBytes * kCommBucketsInFlight) : 0.0;
+  p.other_fixed = std::max(0.0, p.fit.fixed - (bd.frozen + bd.parameters + bd.gradients + bd.optimizer));
+  p.activations = std::max(0.0, p.fit.per_sample) * in.target_micro_batch;
+  p.fragmentation = std::max(0.0, in.fragmentation);
+  p.peak_bytes = p.frozen + p.params + p.grads + p.optimizer + p.comm + p.other_fixed + p.activations + p.fragmentation;
+  return p;
+}
+
+nlohmann::json Projection::to_json(const ProjectionInputs& in) const {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& x : in.points) {
+    pts.push_back({{"micro_batch", x.micro_batch}, {"peak_bytes", x.peak_bytes}, {"reserved_bytes", x.reserved_bytes}});
+  }
+  return {
+      {"points", pts},
+      {"breakdown", {{"parameters", in.breakdown.parameters}, {"gradients", in.breakdown.gradients},
+                     {"optimizer", in.breakdown.optimizer}, {"frozen", in.breakdown.frozen},
+                     {"activations", in.breakdown.activations}}},
+      {"target_micro_batch", in.target_micro_batch}, {"world_size", in.world_size}, {"zero_stage", in.zero_stage},
+      {"fit", {{"fixed", fit.fixed}, {"per_sample", fit.per_sample}, {"max_residual", fit.max_residual}}},
+      {"terms", {{"frozen", frozen}, {"params", params}, {"grads", grads}, {"optimizer", optimizer},
+                 {"comm", comm}, {"other_fixed", other_fixed}, {"activations", activations},
+                 {"fragmentation", fragmentation}}},
+      {"peak_bytes", peak_bytes}};
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,60 @@
+// Memory projection: from measured peaks at >= 2 micro-batches on one device and
+// the trainer's byte breakdown, project the peak at a target micro-batch, world
+// size and ZeRO stage:
+//   peak(b, W, z) = frozen + params*f_p(W,z) + grads*f_g(W,z) + optimizer*f_o(W,z)
+//                   + comm_buffers(W) + other_fixed + per_sample*b + fragmentation
+// where per_sample and the fixed intercept come from a least-squares line through
+// the measured (b, peak) points, and other_fixed = intercept - (frozen + params +
+// grads + optimizer) is the fixed part that is not model state (workspace).
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/runner/result.hpp"
+
+namespace sg::agent {
+
+// DDP all-reduce buckets held at once when W > 1 (two in flight, 25 MiB each).
+constexpr double kCommBucketBytes = 25.0 * 1024 * 1024;
+constexpr int kCommBucketsInFlight = 2;
+
+struct PeakPoint {
+  int micro_batch = 0;
+  double peak_bytes = 0;  // max over ranks
+  double reserved_bytes = 0;
+};
+
+struct LinearFit {
+  double fixed = 0, per_sample = 0;
+  double max_residual = 0;  // largest |measured - fitted| over the points
+};
+
+// REQUIRES: >= 2 points with at least two distinct micro-batches.
+// Throws std::invalid_argument otherwise.
+LinearFit fit_peak(const std::vector<PeakPoint>& points);
+
+struct ProjectionInputs {
+  std::vector<PeakPoint> points;
+  MemoryBreakdown breakdown;  // from one measured run (model state is batch-independent)
+  double fragmentation = 0;   // measured reserved - allocated at the largest point (CUDA only)
+  int target_micro_batch = 1, world_size = 1, zero_stage = 0;
+};
+
+struct Projection {
+  double peak_bytes = 0;
+  LinearFit fit;
+  double params = 0, grads = 0, optimizer = 0, frozen = 0, comm = 0, other_fixed = 0, activations = 0,
+         fragmentation = 0;
+  nlohmann::json to_json(const ProjectionInputs& in) const;  // inputs + every term, for the store
+};
+
+Projection project_peak(const ProjectionInputs& in);
+
+// Fraction of each model-state term a rank holds under ZeRO stage z (0..3).
+double zero_param_factor(int world, int zero);
+double zero_grad_factor(int world, int zero);
+double zero_optimizer_factor(int world, int zero);
+
+}  // namespace sg::agent

@@ -1,0 +1,104 @@
+#include "agent/report/summary.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/units.hpp"
+#include "agent/manifest/config.hpp"
+#include "agent/store/store.hpp"
+
+namespace sg::agent {
+
+using nlohmann::json;
+
+json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
+  auto camp = campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
+  if (!camp) {
+    throw UsageError(campaign_id ? fmt::format("no campaign {} in the database", *campaign_id)
+                                 : std::string("the database has no campaign"));
+  }
+  json s;
+  s["campaign"] = {{"id", camp->id}, {"workload", camp->workload}, {"size", camp->size},
+                   {"state", camp->state}, {"created_at", camp->created_at}, {"finished_at", camp->finished_at},
+                   {"trainer", camp->trainer}, {"note", camp->note}, {"options", camp->options}};
+  s["campaign"]["deterministic"] = camp->deterministic ? json(*camp->deterministic) : json(nullptr);
+  std::map<std::string, int> by_disp, by_state, by_purpose;
+  int total = 0;
+  for (const auto& t : store.trials(camp->id)) {
+    ++total;
+    by_state[t.state]++;
+    by_purpose[t.purpose]++;
+    by_disp[t.disposition ? std::string(to_string(*t.disposition)) : (t.run_ok ? "ran" : "none")]++;
+  }
+  s["trials"] = {{"total", total}, {"by_disposition", by_disp}, {"by_state", by_state}, {"by_purpose", by_purpose}};
+  json evals = json::array(), frontier = json::array();
+  json best = nullptr;
+  const int full = camp->options.value("steps", 0);
+  std::map<std::string, int> eval_disp;
+  for (const auto& e : store.evaluations(camp->id)) {
+    json j = {{"id", e.id}, {"config", json(config_from_key(e.config_key))}, {"config_key", e.config_key},
+              {"steps", e.steps}, {"strategy", e.strategy}, {"disposition", std::string(to_string(e.disposition))},
+              {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},
+              {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", e.projected_peak_bytes},
+              {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids}};
+    eval_disp[std::string(to_string(e.disposition))]++;
+    if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
+    if (e.on_frontier) frontier.push_back(j);
+    if (e.steps == full && e.disposition == Disposition::accepted &&
+        (best.is_null() || e.speedup > best["speedup"].get<double>())) {
+      best = j;
+    }
+    evals.push_back(std::move(j));
+  }
+  s["evaluations"] = evals;
+  s["evaluations_by_disposition"] = eval_disp;
+  s["frontier"] = frontier;
+  s["best"] = best;
+  json presets = json::array();
+  SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at FROM presets "
+                                  "WHERE campaign_id = ? ORDER BY id");
+  q.bind(1, camp->id);
+  while (q.executeStep()) {
+    presets.push_back({{"name", q.getColumn(0).getString()}, {"path", q.getColumn(1).getString()},
+                       {"config_key", q.getColumn(2).getString()}, {"speedup", column_real(q.getColumn(3))},
+                       {"projected_peak_bytes", column_real(q.getColumn(4))}, {"created_at", q.getColumn(5).getString()}});
+  }
+  s["presets"] = presets;
+  return s;
+}
+
+std::string format_summary(const json& s) {
+  const auto& c = s["campaign"];
+  std::string out = fmt::format("campaign {} — {} {} — {} (started {})\n", c["id"].get<std::int64_t>(),
+                                c["workload"].get<std::string>(), c["size"].get<std::string>(),
+                                c["state"].get<std::string>(), c["created_at"].get<std::string>());
+  if (!c["note"].get<std::string>().empty()) out += "  " + c["note"].get<std::string>() + "\n";
+  out += fmt::format("  trials: {}", s["trials"]["total"].get<int>());
+  for (const auto& [k, v] : s["trials"]["by_disposition"].items()) out += fmt::format("  {}={}", k, v.get<int>());
+  out += "\n";
+  if (s.contains("baseline")) {
+    out += fmt::format("  baseline: {:.3f} samples/s, projected peak {}\n", s["baseline"]["samples_per_s"].get<double>(),
+                       format_gib(s["baseline"]["projected_peak_bytes"].get<double>()));
+  }
+  out += "  evaluations:\n";
+  for (const auto& e : s["evaluations"]) {
+    std::string key = e["config_key"].get<std::string>();
+    out += fmt::format("    {:<14} {:<40} @{:<3} {:>7.3f}x ± {:.3f}  {:>10}{}\n", e["disposition"].get<std::string>(),
+                       key.empty() ? "(baseline)" : key.substr(0, 40), e["steps"].get<int>(),
+                       e["speedup"].get<double>(), e["spread"].get<double>(),
+                       format_gib(e["projected_peak_bytes"].get<double>()), e["on_frontier"].get<bool>() ? "  *frontier" : "");
+  }
+  if (!s["best"].is_null()) {
+    out += fmt::format("  best: {} {:.3f}x ± {:.3f}\n", s["best"]["config_key"].get<std::string>(),
+                       s["best"]["speedup"].get<double>(), s["best"]["spread"].get<double>());
+  }
+  for (const auto& p : s["presets"]) {
+    out += fmt::format("  preset {}: {} ({})\n", p["name"].get<std::string>(), p["path"].get<std::string>(),
+                       p["config_key"].get<std::string>().empty() ? "defaults" : p["config_key"].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace sg::agent

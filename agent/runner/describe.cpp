@@ -1,0 +1,47 @@
+#include "agent/runner/describe.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
+#include "agent/runner/process.hpp"
+
+namespace sg::agent {
+
+Manifest describe_trainer(const std::string& trainer) {
+  namespace fs = std::filesystem;
+  if (::access(trainer.c_str(), X_OK) != 0) {
+    throw UsageError("trainer '" + trainer + "' does not exist or is not executable (use --trainer PATH)");
+  }
+  fs::path dir = fs::temp_directory_path() / fmt::format("speedgate-describe-{}", ::getpid());
+  fs::create_directories(dir);
+  ProcessSpec spec;
+  spec.exe = trainer;
+  spec.args = {"describe", "--json"};
+  spec.env = inherited_env_without_switches();
+  spec.stdout_log = (dir / "stdout").string();
+  spec.stderr_log = (dir / "stderr").string();
+  spec.deadline = std::chrono::seconds(120);
+  ProcessOutcome p = run_process(spec);
+  std::string out = read_file(spec.stdout_log, 16 << 20).value_or("");
+  std::string err = read_file(spec.stderr_log, 1 << 16).value_or("");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!p.started) throw UsageError("cannot run trainer '" + trainer + "': " + p.start_error);
+  if (p.signaled || p.exit_code != 0) {
+    throw UsageError(fmt::format("'{} describe --json' failed ({}): {}", trainer,
+                                 p.signaled ? fmt::format("signal {}", p.signal) : fmt::format("exit {}", p.exit_code),
+                                 err.substr(0, 2000)));
+  }
+  try {
+    return parse_manifest_text(out);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " (from " + trainer + ")");
+  }
+}
+
+}  // namespace sg::agent

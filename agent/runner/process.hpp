@@ -1,0 +1,51 @@
+// Runs one child process under supervision: its own process group, stdout/stderr
+// drained asynchronously into log files, a deadline (SIGTERM to the group, grace,
+// SIGKILL), and an exit decoded into code vs signal. No shell anywhere: argv and the
+// environment are passed as lists.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sg::agent {
+
+struct ProcessSpec {
+  std::string exe;
+  std::vector<std::string> args;
+  // The complete environment of the child; nothing is inherited implicitly.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string stdout_log, stderr_log;
+  // 0 = no deadline.
+  std::chrono::milliseconds deadline{0};
+  std::chrono::milliseconds grace{std::chrono::seconds(5)};
+  // After the main child exits, how long to wait for pipes held by grandchildren
+  // before killing the group and closing them.
+  std::chrono::milliseconds drain_after_exit{std::chrono::seconds(2)};
+  // Called about once a second while the child runs (heartbeat watching).
+  std::function<void()> on_tick;
+};
+
+struct ProcessOutcome {
+  bool started = false;
+  std::string start_error;   // when !started (missing binary, not executable)
+  int exit_code = -1;        // valid when !signaled
+  int signal = 0;            // valid when signaled
+  bool signaled = false;
+  bool deadline_hit = false; // we sent SIGTERM/SIGKILL because of the deadline
+  int pid = 0;
+  double wall_s = 0;
+  std::size_t stdout_bytes = 0, stderr_bytes = 0;
+};
+
+ProcessOutcome run_process(const ProcessSpec& spec);
+
+// The current environment without any SG_* variable (the trainer must see only
+// the switches we set).
+std::vector<std::pair<std::string, std::string>> inherited_env_without_switches();
+
+// True when a process with this pid exists (kill(pid, 0)).
+bool process_alive(int pid);
+
+}  // namespace sg::agent

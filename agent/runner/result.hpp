@@ -1,0 +1,55 @@
+// The trainer's result file (protocol §3), parsed strictly: anything missing,
+// truncated, garbage or of another schema is an invalid result, never a guess.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sg::agent {
+
+struct StepRecord {
+  int step = 0;
+  std::uint32_t loss_bits = 0, grad_norm_bits = 0;
+  double loss = 0, grad_norm = 0, seconds = 0;  // loss/grad_norm decoded from the bits
+};
+
+struct MemoryBreakdown {
+  double parameters = 0, gradients = 0, optimizer = 0, frozen = 0, activations = 0;
+};
+
+struct TrialResult {
+  std::string status;  // ok | oom | nan | error
+  std::string error;
+  int seed = 0, steps = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
+  std::vector<StepRecord> step_records;
+  std::string param_digest, optimizer_digest;
+  double eval_loss = 0;
+  std::uint32_t eval_loss_bits = 0;
+  double samples_per_s = 0, tokens_per_s = 0, model_flops_per_step = 0;
+  std::string device;
+  std::vector<double> peak_allocated, peak_reserved;
+  MemoryBreakdown breakdown;
+  nlohmann::json fingerprint;
+  nlohmann::json raw;
+
+  double peak_allocated_max() const;
+  double peak_reserved_max() const;
+};
+
+struct ResultParse {
+  std::optional<TrialResult> result;
+  std::string error;  // why it is invalid
+};
+
+// Parses an ok/oom/nan/error result. A status other than "ok" only needs status
+// and error; an "ok" result must carry every field the gate uses.
+ResultParse parse_result_text(const std::string& text);
+ResultParse parse_result_file(const std::string& path);
+
+// Stable hash of the fingerprint fields that make results comparable.
+std::string fingerprint_hash(const nlohmann::json& fingerprint);
+
+}  // namespace sg::agent

@@ -1,0 +1,126 @@
+#include "agent/search/campaign.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/search/campaign_evaluator.hpp"
+#include "agent/search/pareto.hpp"
+#include "agent/search/strategy.hpp"
+#include "agent/store/store.hpp"
+
+namespace sg::agent {
+
+using nlohmann::json;
+
+json CampaignOptions::to_json() const {
+  json budgets_j = json::object();
+  for (const auto& b : budgets) budgets_j[b.name] = b.bytes;
+  return {{"workload", workload}, {"size", size}, {"trainer", trainer}, {"memory_budgets", budgets_j},
+          {"target_micro_batch", target_micro_batch}, {"target_world_size", target_world_size},
+          {"zero_stage", zero_stage}, {"micro_batch", micro_batch}, {"grad_accum", grad_accum},
+          {"steps", steps}, {"screen_steps", screen_steps}, {"seeds", seeds}, {"threads", threads},
+          {"repeats", repeats}, {"band_factor", band_factor}, {"plan", plan}};
+}
+
+void CampaignOptions::validate() const {
+  auto need = [](bool ok, const std::string& msg) {
+    if (!ok) throw UsageError(msg);
+  };
+  need(!workload.empty(), "--workload is required");
+  need(!size.empty(), "--size is required");
+  need(steps >= 1, "--steps must be >= 1");
+  need(screen_steps >= 1 && screen_steps <= steps, "--screen-steps must be in 1..--steps");
+  need(!seeds.empty(), "--seeds needs at least one seed");
+  need(threads >= 1, "--threads must be >= 1");
+  need(repeats >= 1, "--repeats must be >= 1");
+  need(band_factor > 0, "--band-factor must be > 0");
+  need(budget_trials >= 0, "--budget-trials must be >= 0");
+  need(budget_minutes >= 0, "--budget-minutes must be >= 0");
+  need(target_world_size >= 1, "--target-world-size must be >= 1");
+  need(zero_stage >= 0 && zero_stage <= 3, "--zero-stage must be 0..3");
+  need(target_micro_batch >= 0 && micro_batch >= 0, "micro-batches must be >= 1");
+  need(grad_accum >= 1, "--grad-accum must be >= 1");
+  need(!budgets.empty(), "at least one --memory-budget is needed");
+  for (const auto& p : plan) {
+    need(StrategyRegistry::instance().create(p) != nullptr, "unknown strategy '" + p + "' in --plan");
+  }
+}
+
+std::int64_t run_campaign(const CampaignOptions& in, const Manifest& manifest) {
+  CampaignOptions opt = in;
+  if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
+  if (opt.plan.empty()) opt.plan = default_plan();
+  opt.validate();
+  if (!manifest.find_size(opt.workload, opt.size)) {
+    throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", opt.workload, opt.size));
+  }
+  namespace fs = std::filesystem;
+  fs::path db(opt.db_path);
+  if (db.has_parent_path()) fs::create_directories(db.parent_path());
+  if (opt.runs_dir.empty()) opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
+  Store store(opt.db_path);
+
+  std::int64_t cid = 0;
+  auto prev = store.latest_campaign(/*unfinished_only=*/true, opt.workload, opt.size);
+  if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
+    cid = prev->id;
+    spdlog::info("resuming campaign {} (started {})", cid, prev->created_at);
+  } else {
+    if (opt.require_resume) {
+      throw UsageError(prev ? fmt::format("campaign {} cannot be resumed: trainer, manifest or options differ", prev->id)
+                            : "--resume: no unfinished campaign for this workload and size in " + opt.db_path);
+    }
+    CampaignRow c;
+    c.workload = opt.workload;
+    c.size = opt.size;
+    c.trainer = opt.trainer;
+    c.manifest = manifest.raw;
+    c.options = opt.to_json();
+    cid = store.create_campaign(c);
+    spdlog::info("campaign {} started in {}", cid, opt.db_path);
+  }
+  for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
+    spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
+  }
+
+  CampaignEvaluator evaluator(store, cid, manifest, opt);
+  SearchOptions so;
+  so.screen_steps = opt.screen_steps;
+  so.full_steps = opt.steps;
+  SearchContext ctx(manifest, evaluator, so);
+  bool budget_spent = false;
+  try {
+    ctx.evaluate({}, opt.steps, "baseline");
+    for (const auto& name : opt.plan) ctx.run_strategy(name);
+  } catch (const BudgetExhausted&) {
+    budget_spent = true;
+    spdlog::info("budget spent after {} trials", evaluator.trials_run());
+  } catch (const GateFailure& e) {
+    store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
+    store.finish_campaign(cid);
+    if (opt.progress) fmt::print(stderr, "\n");
+    throw;
+  }
+  if (opt.progress) fmt::print(stderr, "\n");
+
+  // The frontier over everything confirmed at the full step budget.
+  std::vector<FrontierPoint> pts;
+  for (const auto& e : store.evaluations(cid)) {
+    if (e.steps != opt.steps || e.disposition != Disposition::accepted) continue;
+    pts.push_back({e.id, e.speedup, e.projected_peak_bytes, config_from_key(e.config_key).size()});
+  }
+  std::vector<std::int64_t> frontier;
+  for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
+  store.set_frontier(cid, frontier);
+  store.finish_campaign(cid);
+  spdlog::info("campaign {} finished{}: {} trials run now, best speedup {:.3f}x", cid,
+               budget_spent ? " (budget spent)" : "", evaluator.trials_run(), evaluator.best_speedup());
+  return cid;
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,50 @@
+// A tuning campaign: manifest -> store -> preflight and baseline band -> search
+// plan -> Pareto frontier. Resumes the latest unfinished campaign for the same
+// workload, size and trainer manifest (nothing finished is re-run).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/common/units.hpp"
+#include "agent/manifest/manifest.hpp"
+
+namespace sg::agent {
+
+struct CampaignOptions {
+  std::string trainer, workload, size, db_path = "results/speedgate.db";
+  std::string runs_dir;  // per-trial logs; default <db dir>/runs
+  std::vector<NamedBudget> budgets;
+  int target_micro_batch = 0;  // 0 = the size's default_micro_batch
+  int target_world_size = 1;
+  int zero_stage = 0;
+  int micro_batch = 0;         // measured micro-batch; 0 = the size's default
+  int grad_accum = 1;
+  int steps = 8;               // full (confirmation) step budget
+  int screen_steps = 0;        // 0 = max(3, steps / 2)
+  std::vector<int> seeds = {0, 1000, 2000};
+  int threads = 2;
+  int repeats = 3;             // ABAB pairs for speed
+  double band_factor = 2.0;
+  int budget_trials = 0;       // 0 = unlimited
+  double budget_minutes = 0;   // 0 = unlimited
+  bool require_resume = false;
+  std::vector<std::string> plan;  // default_plan() when empty
+  double trial_deadline_s = 600;
+  bool progress = false;       // a progress line on stderr
+
+  nlohmann::json to_json() const;
+  // Throws UsageError naming the bad field.
+  void validate() const;
+};
+
+// Seconds without a heartbeat after which a RUNNING trial is stale.
+constexpr double kStaleAfterS = 120;
+
+// Runs (or resumes) a campaign; returns its id. Throws UsageError for bad input,
+// GateFailure when the baseline itself cannot be established.
+std::int64_t run_campaign(const CampaignOptions& options, const Manifest& manifest);
+
+}  // namespace sg::agent

@@ -1,0 +1,376 @@
+#include "agent/search/campaign_evaluator.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/floats.hpp"
+#include "agent/runner/trial.hpp"
+
+namespace sg::agent {
+
+using nlohmann::json;
+
+namespace {
+
+bool all_bitwise(const Config& c, const Manifest& m) {
+  for (const auto& [k, v] : c) {
+    const SwitchSpec* s = m.find_switch(k);
+    if (!s || !s->bitwise()) return false;
+  }
+  return true;
+}
+
+bool has_memory_switch(const Config& c, const Manifest& m) {
+  for (const auto& [k, v] : c) {
+    const SwitchSpec* s = m.find_switch(k);
+    if (s && s->effect == "memory") return true;
+  }
+  return false;
+}
+
+TrialFinish finish_from(const TrialOutcome& o, const std::string& dir) {
+  TrialFinish f;
+  f.disposition = o.failure;
+  f.run_ok = !o.failure.has_value();
+  f.reason = o.reason;
+  f.wall_s = o.process.wall_s;
+  if (o.process.started && !o.process.signaled) f.exit_code = o.process.exit_code;
+  if (o.process.signaled) f.signal = o.process.signal;
+  f.stdout_log = o.stdout_log;
+  f.stderr_log = o.stderr_log;
+  f.result_path = o.result_path;
+  f.trial_dir = dir;
+  if (o.result) {
+    const TrialResult& r = *o.result;
+    f.result_json = r.raw.dump();
+    f.samples_per_s = r.samples_per_s;
+    f.tokens_per_s = r.tokens_per_s;
+    f.peak_allocated = r.peak_allocated_max();
+    f.peak_reserved = r.peak_reserved_max();
+    f.eval_loss = r.eval_loss;
+    f.eval_loss_bits = bits_hex(static_cast<float>(r.eval_loss));
+    f.param_digest = r.param_digest;
+    f.optimizer_digest = r.optimizer_digest;
+    f.breakdown = r.raw.at("memory").at("breakdown");
+    for (const auto& s : r.step_records) {
+      f.steps.push_back({s.step, s.loss, fmt::format("{:08x}", s.loss_bits), s.grad_norm,
+                         fmt::format("{:08x}", s.grad_norm_bits), s.seconds});
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest,
+                                     const CampaignOptions& opt)
+    : store_(store), campaign_id_(campaign_id), manifest_(manifest), opt_(opt) {
+  const SizeSpec* size = manifest_.find_size(opt_.workload, opt_.size);
+  int def = size ? size->default_micro_batch : 1;
+  micro_batch_ = opt_.micro_batch > 0 ? opt_.micro_batch : def;
+  target_micro_batch_ = opt_.target_micro_batch > 0 ? opt_.target_micro_batch : def;
+}
+
+void CampaignEvaluator::check_budget() const {
+  if (opt_.budget_trials > 0 && trials_run_ >= opt_.budget_trials) throw BudgetExhausted();
+  if (opt_.budget_minutes > 0) {
+    double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60.0;
+    if (minutes >= opt_.budget_minutes) throw BudgetExhausted();
+  }
+}
+
+void CampaignEvaluator::progress(const std::string& what) const {
+  if (!opt_.progress) return;
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  std::string total = opt_.budget_trials > 0 ? std::to_string(opt_.budget_trials) : "?";
+  std::string eta = "?";
+  if (opt_.budget_trials > 0 && trials_run_ > 0) {
+    eta = fmt::format("{:.0f}s", elapsed / trials_run_ * std::max(0, opt_.budget_trials - trials_run_));
+  } else if (opt_.budget_minutes > 0) {
+    eta = fmt::format("{:.0f}s", std::max(0.0, opt_.budget_minutes * 60 - elapsed));
+  }
+  fmt::print(stderr, "\r\033[Ktrial {}/{}  best {:.3f}x  ETA {}  {}", trials_run_, total, best_speedup_, eta,
+             what.substr(0, 60));
+  std::fflush(stderr);
+}
+
+CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed, int steps,
+                                              int micro_batch, int repeat, const std::string& paired_with) {
+  const std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", purpose, config_key(c), seed, steps,
+                                      micro_batch, opt_.grad_accum, opt_.threads, repeat, paired_with);
+  Run out;
+  if (auto row = store_.find_trial(campaign_id_, key); row && row->state == "finished" &&
+                                                       row->disposition != Disposition::stale) {
+    out.trial_id = row->id;
+    if (row->run_ok) {
+      ResultParse p = parse_result_text(row->result_json);
+      if (p.result) {
+        out.result = std::move(p.result);
+        return out;
+      }
+      out.failure = Disposition::invalid_result;
+      out.reason = "stored result unreadable: " + p.error;
+      return out;
+    }
+    out.failure = row->disposition.value_or(Disposition::crash);
+    out.reason = row->reason;
+    return out;
+  }
+  check_budget();
+  TrialRow t;
+  t.campaign_id = campaign_id_;
+  t.trial_key = key;
+  t.purpose = purpose;
+  t.config_key = config_key(c);
+  t.config_json = json(c).dump();
+  t.seed = seed;
+  t.steps = steps;
+  t.micro_batch = micro_batch;
+  t.grad_accum = opt_.grad_accum;
+  t.repeat = repeat;
+  out.trial_id = store_.claim_trial(t);
+  ++trials_run_;
+  progress(fmt::format("{} {}", purpose, config_label(c)));
+
+  TrialRequest req;
+  req.trainer = opt_.trainer;
+  req.workload = opt_.workload;
+  req.size = opt_.size;
+  req.steps = steps;
+  req.seed = seed;
+  req.micro_batch = micro_batch;
+  req.grad_accum = opt_.grad_accum;
+  req.threads = opt_.threads;
+  req.switch_env = config_env(c, manifest_);
+  req.dir = (std::filesystem::path(opt_.runs_dir) / fmt::format("c{}", campaign_id_) / fmt::format("t{}", out.trial_id)).string();
+  req.deadline = std::chrono::milliseconds(static_cast<long long>(opt_.trial_deadline_s * 1000));
+  const std::int64_t tid = out.trial_id;
+  bool pgid_stored = false;
+  req.on_heartbeat = [&, tid](const std::string& hb) {
+    try {
+      if (!pgid_stored) {
+        json j = json::parse(hb, nullptr, false);
+        if (j.is_object() && j.contains("pid") && j["pid"].is_number_integer()) {
+          store_.set_trial_pgid(tid, ::getpgid(j["pid"].get<int>()));
+          pgid_stored = true;
+        }
+      }
+      store_.heartbeat(tid, hb);
+    } catch (const std::exception& e) {
+      spdlog::warn("heartbeat not recorded: {}", e.what());
+    }
+  };
+  TrialOutcome o = run_trial(req);
+  TrialFinish f = finish_from(o, req.dir);
+  if (o.result) {
+    if (o.result->fingerprint.is_object()) {
+      f.environment_id = store_.upsert_environment(fingerprint_hash(o.result->fingerprint), o.result->fingerprint);
+    }
+  }
+  store_.finish_trial(out.trial_id, f);
+  out.failure = o.failure;
+  out.reason = o.reason;
+  out.result = std::move(o.result);
+  if (out.failure) spdlog::warn("trial {} ({} {}): {}: {}", out.trial_id, purpose, config_label(c), to_string(*out.failure), out.reason);
+  return out;
+}
+
+const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps) {
+  if (auto it = baselines_.find(steps); it != baselines_.end()) return it->second;
+  const int s0 = opt_.seeds.front();
+  Baseline b;
+  Run a = run("baseline", {}, s0, steps, micro_batch_, 0);
+  if (!a.result) throw GateFailure(fmt::format("baseline (all defaults, seed {}) failed: {}: {}", s0, to_string(*a.failure), a.reason));
+  store_.add_baseline(campaign_id_, steps, "preflight_a", s0, a.trial_id);
+  b.trial_ids.push_back(a.trial_id);
+  if (!deterministic_) {
+    Run a2 = run("baseline", {}, s0, steps, micro_batch_, 1);
+    if (!a2.result) throw GateFailure(fmt::format("baseline repeat failed: {}: {}", to_string(*a2.failure), a2.reason));
+    store_.add_baseline(campaign_id_, steps, "preflight_b", s0, a2.trial_id);
+    b.trial_ids.push_back(a2.trial_id);
+    Verdict v = bitwise_equal(*a.result, *a2.result);
+    deterministic_ = v.pass;
+    std::string note = v.pass ? "preflight: baseline twice at seed " + std::to_string(s0) + " is bitwise equal"
+                              : "NON-DETERMINISTIC environment (" + v.reason + "): every switch gated by tolerance";
+    if (!v.pass) spdlog::error("{}", note);
+    store_.set_campaign_determinism(campaign_id_, v.pass, note);
+    if (a.result->fingerprint.is_object()) {
+      store_.set_campaign_environment(campaign_id_, store_.upsert_environment(fingerprint_hash(a.result->fingerprint), a.result->fingerprint));
+    }
+  }
+  std::vector<TrialResult> others;
+  for (std::size_t i = 1; i < opt_.seeds.size(); ++i) {
+    Run r = run("band", {}, opt_.seeds[i], steps, micro_batch_, 0);
+    if (!r.result) throw GateFailure(fmt::format("baseline band seed {} failed: {}: {}", opt_.seeds[i], to_string(*r.failure), r.reason));
+    store_.add_baseline(campaign_id_, steps, "band", opt_.seeds[i], r.trial_id);
+    b.trial_ids.push_back(r.trial_id);
+    others.push_back(std::move(*r.result));
+  }
+  b.s0 = std::move(*a.result);
+  b.band = compute_band(b.s0, others);
+  store_.set_trial_disposition(b.trial_ids, Disposition::accepted);
+  return baselines_.emplace(steps, std::move(b)).first->second;
+}
+
+std::optional<Projection> CampaignEvaluator::project(const Config& c, const TrialResult& at_mb,
+                                                     std::vector<std::int64_t>& ids, Run* failed_probe) {
+  const int probe_steps = opt_.screen_steps;
+  Run probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, micro_batch_ * 2, 0);
+  ids.push_back(probe.trial_id);
+  if (!probe.result) {
+    *failed_probe = probe;
+    return std::nullopt;
+  }
+  ProjectionInputs in;
+  in.points = {{micro_batch_, at_mb.peak_allocated_max(), at_mb.peak_reserved_max()},
+               {micro_batch_ * 2, probe.result->peak_allocated_max(), probe.result->peak_reserved_max()}};
+  in.breakdown = at_mb.breakdown;
+  if (probe.result->device != "cpu") {
+    in.fragmentation = std::max(0.0, probe.result->peak_reserved_max() - probe.result->peak_allocated_max());
+  }
+  in.target_micro_batch = target_micro_batch_;
+  in.world_size = opt_.target_world_size;
+  in.zero_stage = opt_.zero_stage;
+  Projection p = project_peak(in);
+  ProjectionRow row;
+  row.campaign_id = campaign_id_;
+  row.config_key = config_key(c);
+  row.target_micro_batch = in.target_micro_batch;
+  row.world_size = in.world_size;
+  row.zero_stage = in.zero_stage;
+  row.inputs = p.to_json(in);
+  row.projected_bytes = p.peak_bytes;
+  if (in.world_size == 1) {
+    // The target was measured on the device at hand: store the projection error.
+    for (const auto& pt : in.points) {
+      if (pt.micro_batch == in.target_micro_batch && pt.peak_bytes > 0) {
+        row.measured_bytes = pt.peak_bytes + in.fragmentation;
+        row.relative_error = (p.peak_bytes - *row.measured_bytes) / *row.measured_bytes;
+      }
+    }
+  }
+  store_.add_projection(row);
+  return p;
+}
+
+Evaluation CampaignEvaluator::finish(Evaluation e) {
+  EvaluationRow row;
+  row.campaign_id = campaign_id_;
+  row.strategy = e.strategy;
+  row.config_key = config_key(e.config);
+  row.steps = e.steps;
+  row.disposition = e.disposition;
+  row.gate_class = e.gate_class;
+  row.reason = e.reason;
+  row.speedup = e.speedup;
+  row.speedup_spread = e.spread;
+  row.samples_per_s = e.samples_per_s;
+  row.projected_peak_bytes = e.projected_peak_bytes;
+  row.trial_ids = e.trial_ids;
+  e.id = store_.add_evaluation(row);
+  if (!e.config.empty()) store_.set_trial_disposition(e.trial_ids, e.disposition);
+  if (e.accepted()) best_speedup_ = std::max(best_speedup_, e.speedup);
+  progress(fmt::format("{} {}", to_string(e.disposition), config_label(e.config)));
+  return e;
+}
+
+Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy) {
+  Evaluation e;
+  e.config = config;
+  e.steps = steps;
+  e.strategy = strategy;
+  if (std::string err = validate_config(config, manifest_); !err.empty()) {
+    e.disposition = Disposition::crash;
+    e.reason = "invalid configuration: " + err;
+    return finish(e);
+  }
+  const Baseline& base = baseline(steps);
+  const bool bitwise = deterministic_.value_or(false) && all_bitwise(config, manifest_);
+  e.gate_class = bitwise ? "bitwise" : "tolerance";
+
+  if (config.empty()) {
+    e.trial_ids = base.trial_ids;
+    e.disposition = Disposition::accepted;
+    e.speedup = 1.0;
+    e.samples_per_s = base.s0.samples_per_s;
+    Run probe;
+    auto p = project(config, base.s0, e.trial_ids, &probe);
+    if (!p) throw GateFailure("baseline memory probe failed: " + probe.reason);
+    e.projected_peak_bytes = p->peak_bytes;
+    baseline_projected_ = p->peak_bytes;
+    e.reason = "baseline";
+    return finish(e);
+  }
+
+  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0);
+  e.trial_ids.push_back(cand.trial_id);
+  if (!cand.result) {
+    e.disposition = *cand.failure;
+    e.reason = cand.reason;
+    return finish(e);
+  }
+  Verdict v = bitwise ? bitwise_equal(*cand.result, base.s0) : within_band(*cand.result, base.s0, base.band, opt_.band_factor);
+  if (!v.pass) {
+    e.disposition = Disposition::gate_failed;
+    e.reason = v.reason;
+    return finish(e);
+  }
+  Run probe;
+  auto p = project(config, *cand.result, e.trial_ids, &probe);
+  if (!p) {
+    e.disposition = probe.failure.value_or(Disposition::crash);
+    e.reason = "memory probe at micro-batch " + std::to_string(micro_batch_ * 2) + ": " + probe.reason;
+    return finish(e);
+  }
+  e.projected_peak_bytes = p->peak_bytes;
+  double max_budget = 0;
+  for (const auto& b : opt_.budgets) max_budget = std::max(max_budget, static_cast<double>(b.bytes));
+  if (!opt_.budgets.empty() && p->peak_bytes > max_budget) {
+    e.disposition = Disposition::pruned;
+    e.reason = memory_fits(p->peak_bytes, max_budget).reason;
+    return finish(e);
+  }
+  std::vector<double> a, b;
+  const std::string pair = config_key(config);
+  for (int r = 0; r < opt_.repeats; ++r) {
+    Run ra = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, r, pair);
+    e.trial_ids.push_back(ra.trial_id);
+    Run rb = run("speed_cand", config, opt_.seeds.front(), steps, micro_batch_, r);
+    e.trial_ids.push_back(rb.trial_id);
+    if (!ra.result || !rb.result) {
+      const Run& bad = !rb.result ? rb : ra;
+      e.disposition = *bad.failure;
+      e.reason = "speed repeat " + std::to_string(r) + ": " + bad.reason;
+      return finish(e);
+    }
+    a.push_back(ra.result->samples_per_s);
+    b.push_back(rb.result->samples_per_s);
+  }
+  SpeedVerdict s = judge_speed(a, b);
+  e.speedup = s.speedup;
+  e.spread = s.spread;
+  e.samples_per_s = s.candidate_median;
+  const bool memory_trade = has_memory_switch(config, manifest_) && baseline_projected_ > 0 &&
+                            p->peak_bytes < baseline_projected_ * (1.0 - kNoiseThreshold);
+  if (s.faster) {
+    e.disposition = Disposition::accepted;
+    e.reason = v.reason + "; " + s.reason;
+  } else if (memory_trade) {
+    e.disposition = Disposition::accepted;
+    e.reason = fmt::format("{}; memory trade-off: projected peak {:.1f} % of baseline; {}", v.reason,
+                           100.0 * p->peak_bytes / baseline_projected_, s.reason);
+  } else {
+    e.disposition = Disposition::slower;
+    e.reason = s.reason;
+  }
+  return finish(e);
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,87 @@
+#include <spdlog/spdlog.h>
+
+#include "agent/search/strategy.hpp"
+
+namespace sg::agent {
+
+StrategyRegistry& StrategyRegistry::instance() {
+  static StrategyRegistry r;
+  return r;
+}
+
+bool StrategyRegistry::add(const std::string& name, const std::string& summary, StrategyFactory f) {
+  return entries_.emplace(name, std::make_pair(summary, std::move(f))).second;
+}
+
+std::unique_ptr<Strategy> StrategyRegistry::create(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.second();
+}
+
+std::vector<std::string> StrategyRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : entries_) out.push_back(k);
+  return out;
+}
+
+std::string StrategyRegistry::summary(const std::string& name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? "" : it->second.first;
+}
+
+std::vector<std::string> default_plan() { return {"screen", "halving", "local", "greedy"}; }
+
+const Evaluation* SearchContext::find(const Config& c, int steps) const {
+  for (const auto& e : history_) {
+    if (e.steps == steps && e.config == c) return &e;
+  }
+  return nullptr;
+}
+
+const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy) {
+  if (const Evaluation* e = find(c, steps)) return *e;
+  Evaluation e = evaluator.evaluate(c, steps, strategy);
+  spdlog::info("[{}] {} @{} steps: {} {}", strategy, config_label(c), steps, to_string(e.disposition), e.reason);
+  history_.push_back(std::move(e));
+  return history_.back();
+}
+
+bool SearchContext::contains_conflict(const Config& c) const {
+  for (const auto& bad : conflicts) {
+    bool all = !bad.empty();
+    for (const auto& [k, v] : bad) {
+      auto it = c.find(k);
+      if (it == c.end() || it->second != v) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+void SearchContext::offer_single(const std::string& switch_name, const Evaluation& e) {
+  if (!e.accepted() || e.steps != options.full_steps || e.config.empty()) return;
+  auto it = best_single.find(switch_name);
+  if (it == best_single.end() || e.speedup > it->second.speedup) best_single[switch_name] = e;
+}
+
+void SearchContext::run_strategy(const std::string& name) {
+  auto s = StrategyRegistry::instance().create(name);
+  if (!s) throw std::invalid_argument("unknown strategy " + name);
+  s->run(*this);
+}
+
+std::optional<Config> SearchContext::make_candidate(Config c) const {
+  c = normalize(c, manifest);
+  if (!close_requires(c, manifest)) return std::nullopt;
+  std::string err = validate_config(c, manifest);
+  if (!err.empty()) {
+    spdlog::debug("skipping {}: {}", config_label(c), err);
+    return std::nullopt;
+  }
+  return c;
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,46 @@
+// What a search strategy sees of the world: evaluate a configuration at a step
+// budget and get a gated verdict. The real evaluator runs trials through the
+// runner and the gate; the replay evaluator answers from a recorded table
+// (simulation mode, no trainer).
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agent/common/disposition.hpp"
+#include "agent/manifest/config.hpp"
+
+namespace sg::agent {
+
+struct Evaluation {
+  std::int64_t id = 0;  // evaluations row (0 in pure simulation)
+  Config config;
+  int steps = 0;
+  std::string strategy;
+  Disposition disposition = Disposition::crash;
+  std::string reason;
+  std::string gate_class = "bitwise";
+  double speedup = 0, spread = 0, samples_per_s = 0, projected_peak_bytes = 0;
+  std::vector<std::int64_t> trial_ids;
+
+  // Training behaviour passed the gate (whether or not it was faster).
+  bool correct() const { return disposition == Disposition::accepted || disposition == Disposition::slower; }
+  bool accepted() const { return disposition == Disposition::accepted; }
+};
+
+// Thrown by an evaluator when the trial or time budget is spent.
+class BudgetExhausted : public std::runtime_error {
+ public:
+  BudgetExhausted() : std::runtime_error("budget exhausted") {}
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  // Gated verdict for `config` at `steps`. The baseline (empty config) returns
+  // accepted with speedup 1. May throw BudgetExhausted.
+  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy) = 0;
+};
+
+}  // namespace sg::agent

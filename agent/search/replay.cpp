@@ -1,0 +1,63 @@
+#include "agent/search/replay.hpp"
+
+#include "agent/store/store.hpp"
+
+namespace sg::agent {
+
+ReplayEvaluator::ReplayEvaluator(const nlohmann::json& table) {
+  for (const auto& row : table.at("entries")) {
+    Evaluation e;
+    for (const auto& [k, v] : row.at("config").items()) e.config[k] = v.get<std::string>();
+    e.steps = row.at("steps").get<int>();
+    e.disposition = disposition_from_string(row.at("disposition").get<std::string>()).value_or(Disposition::crash);
+    e.speedup = row.value("speedup", 0.0);
+    e.spread = row.value("spread", 0.0);
+    e.projected_peak_bytes = row.value("projected_peak_bytes", 0.0);
+    e.gate_class = row.value("gate_class", std::string("bitwise"));
+    e.reason = row.value("reason", std::string("recorded"));
+    table_[{config_key(e.config), e.steps}] = e;
+  }
+}
+
+ReplayEvaluator ReplayEvaluator::from_store(Store& store, std::int64_t campaign_id) {
+  ReplayEvaluator r;
+  for (const auto& row : store.evaluations(campaign_id)) {
+    Evaluation e;
+    e.id = row.id;
+    e.config = config_from_key(row.config_key);
+    e.steps = row.steps;
+    e.disposition = row.disposition;
+    e.speedup = row.speedup;
+    e.spread = row.speedup_spread;
+    e.samples_per_s = row.samples_per_s;
+    e.projected_peak_bytes = row.projected_peak_bytes;
+    e.gate_class = row.gate_class;
+    e.reason = row.reason;
+    e.trial_ids = row.trial_ids;
+    r.table_[{row.config_key, row.steps}] = e;
+  }
+  return r;
+}
+
+Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy) {
+  if (budget >= 0 && static_cast<int>(calls_.size()) >= budget) throw BudgetExhausted();
+  calls_.emplace_back(config_key(config), steps);
+  auto it = table_.find({config_key(config), steps});
+  Evaluation e;
+  if (it != table_.end()) {
+    e = it->second;
+  } else if (config.empty()) {
+    e.disposition = Disposition::accepted;
+    e.speedup = 1.0;
+    e.reason = "baseline";
+  } else {
+    e.disposition = Disposition::crash;
+    e.reason = "not in the recorded table";
+  }
+  e.config = config;
+  e.steps = steps;
+  e.strategy = strategy;
+  return e;
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,38 @@
+// Simulation mode: an Evaluator that answers from a recorded trial table instead
+// of running a trainer, so every strategy can be tested (and re-run) without a
+// GPU. A table is JSON {"entries": [{"config": {...}, "steps": N, "disposition":
+// ..., "speedup": x, "spread": s, "projected_peak_bytes": b}]} or the evaluations
+// of a stored campaign.
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/search/evaluator.hpp"
+
+namespace sg::agent {
+
+class Store;
+
+class ReplayEvaluator : public Evaluator {
+ public:
+  explicit ReplayEvaluator(const nlohmann::json& table);
+  static ReplayEvaluator from_store(Store& store, std::int64_t campaign_id);
+
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
+
+  // Every (config key, steps) asked for, in order.
+  const std::vector<std::pair<std::string, int>>& calls() const { return calls_; }
+  // Stop answering after this many calls (BudgetExhausted), < 0 = unlimited.
+  int budget = -1;
+
+ private:
+  ReplayEvaluator() = default;
+  std::map<std::pair<std::string, int>, Evaluation> table_;
+  std::vector<std::pair<std::string, int>> calls_;
+};
+
+}  // namespace sg::agent

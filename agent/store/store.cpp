@@ -1,0 +1,627 @@
+#include "agent/store/store.hpp"
+
+#include <signal.h>
+#include <cerrno>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/manifest/config.hpp"
+#include "agent/store/schema.hpp"
+
+namespace sg::agent {
+
+using nlohmann::json;
+
+void bind_real(SQLite::Statement& st, int index, double v) {
+  if (std::isnan(v)) st.bind(index, std::string("NaN"));
+  else if (std::isinf(v)) st.bind(index, std::string(v > 0 ? "Inf" : "-Inf"));
+  else st.bind(index, v);
+}
+
+void bind_real(SQLite::Statement& st, int index, const std::optional<double>& v) {
+  if (v) bind_real(st, index, *v);
+  else st.bind(index);
+}
+
+double column_real(const SQLite::Column& c) {
+  if (c.isNull()) return 0.0;
+  if (c.getType() == SQLITE_TEXT) {
+    std::string s = c.getString();
+    if (s == "NaN") return std::nan("");
+    if (s == "Inf") return INFINITY;
+    if (s == "-Inf") return -INFINITY;
+    return std::strtod(s.c_str(), nullptr);
+  }
+  return c.getDouble();
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+namespace {
+
+std::string ids_json(const std::vector<std::int64_t>& ids) { return json(ids).dump(); }
+
+std::vector<std::int64_t> ids_from(const std::string& s) {
+  json j = json::parse(s, nullptr, false);
+  std::vector<std::int64_t> out;
+  if (j.is_array()) {
+    for (const auto& v : j) out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::optional<int> opt_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt();
+}
+
+std::string text(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
+
+const char* kTrialColumns =
+    "id, campaign_id, trial_key, purpose, config_key, seed, steps, micro_batch, grad_accum, repeat, "
+    "state, disposition, run_ok, reason, wall_s, samples_per_s, peak_allocated_bytes, exit_code, "
+    "signal, param_digest, optimizer_digest, stdout_log, stderr_log, result_path, result_json, "
+    "eval_loss, host, controller_pid, pgid, heartbeat_at, requeued_from";
+
+TrialRow trial_from(SQLite::Statement& q) {
+  TrialRow t;
+  int i = 0;
+  t.id = q.getColumn(i++).getInt64();
+  t.campaign_id = q.getColumn(i++).getInt64();
+  t.trial_key = text(q.getColumn(i++));
+  t.purpose = text(q.getColumn(i++));
+  t.config_key = text(q.getColumn(i++));
+  t.seed = q.getColumn(i++).getInt();
+  t.steps = q.getColumn(i++).getInt();
+  t.micro_batch = q.getColumn(i++).getInt();
+  t.grad_accum = q.getColumn(i++).getInt();
+  t.repeat = q.getColumn(i++).getInt();
+  t.state = text(q.getColumn(i++));
+  std::string d = text(q.getColumn(i++));
+  if (!d.empty()) t.disposition = disposition_from_string(d);
+  t.run_ok = q.getColumn(i++).getInt() != 0;
+  t.reason = text(q.getColumn(i++));
+  t.wall_s = column_real(q.getColumn(i++));
+  t.samples_per_s = column_real(q.getColumn(i++));
+  t.peak_allocated_bytes = column_real(q.getColumn(i++));
+  t.exit_code = opt_int(q.getColumn(i++));
+  t.signal = opt_int(q.getColumn(i++));
+  t.param_digest = text(q.getColumn(i++));
+  t.optimizer_digest = text(q.getColumn(i++));
+  t.stdout_log = text(q.getColumn(i++));
+  t.stderr_log = text(q.getColumn(i++));
+  t.result_path = text(q.getColumn(i++));
+  t.result_json = text(q.getColumn(i++));
+  t.eval_loss = column_real(q.getColumn(i++));
+  t.host = text(q.getColumn(i++));
+  t.controller_pid = q.getColumn(i++).getInt();
+  t.pgid = q.getColumn(i++).getInt();
+  t.heartbeat_at = column_real(q.getColumn(i++));
+  if (!q.getColumn(i).isNull()) t.requeued_from = q.getColumn(i).getInt64();
+  return t;
+}
+
+CampaignRow campaign_from(SQLite::Statement& q) {
+  CampaignRow c;
+  c.id = q.getColumn(0).getInt64();
+  c.created_at = text(q.getColumn(1));
+  c.finished_at = text(q.getColumn(2));
+  c.state = text(q.getColumn(3));
+  c.workload = text(q.getColumn(4));
+  c.size = text(q.getColumn(5));
+  c.trainer = text(q.getColumn(6));
+  c.manifest = json::parse(text(q.getColumn(7)), nullptr, false);
+  c.options = json::parse(text(q.getColumn(8)), nullptr, false);
+  if (!q.getColumn(9).isNull()) c.environment_id = q.getColumn(9).getInt64();
+  if (!q.getColumn(10).isNull()) c.deterministic = q.getColumn(10).getInt() != 0;
+  c.note = text(q.getColumn(11));
+  return c;
+}
+
+const char* kCampaignColumns =
+    "id, created_at, finished_at, state, workload, size, trainer, manifest_json, options_json, "
+    "environment_id, deterministic, note";
+
+// Is `pgid` still a live trainer group on this host? Checked via /proc so a reused
+// pid that now runs something else is never killed.
+bool group_runs(int pgid, const std::string& trainer_hint) {
+  if (pgid <= 0 || ::kill(-pgid, 0) != 0) return false;
+  std::ifstream cmd("/proc/" + std::to_string(pgid) + "/cmdline");
+  std::string s((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  return !trainer_hint.empty() && s.find(trainer_hint) != std::string::npos;
+}
+
+}  // namespace
+
+Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
+  try {
+    int flags = read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    if (!read_only) {
+      db_->exec("PRAGMA journal_mode=WAL");
+      db_->exec("PRAGMA foreign_keys=ON");
+      db_->exec("PRAGMA synchronous=NORMAL");
+    }
+  } catch (const SQLite::Exception& e) {
+    throw StoreError("cannot open database " + path + ": " + e.what());
+  }
+  if (read_only) {
+    int v = schema_version();
+    if (v > kSchemaVersion) {
+      throw StoreError(fmt::format("database {} has schema version {} but this speedgate knows {}; "
+                                   "use a newer speedgate", path, v, kSchemaVersion));
+    }
+    if (v < kSchemaVersion) throw StoreError("database " + path + " is not initialised (read-only open)");
+    return;
+  }
+  try {
+    migrate();
+  } catch (const SQLite::Exception& e) {
+    throw StoreError("cannot migrate database " + path + ": " + e.what());
+  }
+}
+
+int Store::schema_version() { return db_->execAndGet("PRAGMA user_version").getInt(); }
+
+void Store::migrate() {
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    int v = schema_version();
+    if (v > kSchemaVersion) {
+      throw StoreError(fmt::format("database {} has schema version {} but this speedgate knows {}; "
+                                   "refusing to touch it (use a newer speedgate)",
+                                   db_->getFilename(), v, kSchemaVersion));
+    }
+    for (const auto& m : migrations()) {
+      if (m.to_version <= v) continue;
+      db_->exec(m.sql);
+      db_->exec(fmt::format("PRAGMA user_version = {}", m.to_version));
+    }
+    db_->exec("COMMIT");
+  } catch (...) {
+    db_->exec("ROLLBACK");
+    throw;
+  }
+}
+
+void Store::write(const std::function<void()>& f) {
+  if (sqlite3_get_autocommit(db_->getHandle()) == 0) {  // already inside our transaction
+    f();
+    return;
+  }
+  db_->exec("BEGIN IMMEDIATE");
+  try {
+    f();
+    db_->exec("COMMIT");
+  } catch (...) {
+    try {
+      db_->exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+}
+
+std::int64_t Store::upsert_environment(const std::string& hash, const json& fingerprint) {
+  std::int64_t id = 0;
+  write([&] {
+    SQLite::Statement ins(*db_, "INSERT OR IGNORE INTO environments(fingerprint_hash, fingerprint_json) VALUES(?, ?)");
+    ins.bind(1, hash);
+    ins.bind(2, fingerprint.dump());
+    ins.exec();
+    SQLite::Statement q(*db_, "SELECT id FROM environments WHERE fingerprint_hash = ?");
+    q.bind(1, hash);
+    q.executeStep();
+    id = q.getColumn(0).getInt64();
+  });
+  return id;
+}
+
+std::optional<std::string> Store::environment_hash(std::int64_t id) {
+  SQLite::Statement q(*db_, "SELECT fingerprint_hash FROM environments WHERE id = ?");
+  q.bind(1, id);
+  if (!q.executeStep()) return std::nullopt;
+  return q.getColumn(0).getString();
+}
+
+std::int64_t Store::create_campaign(const CampaignRow& c) {
+  std::int64_t id = 0;
+  write([&] {
+    SQLite::Statement st(*db_,
+        "INSERT INTO campaigns(state, workload, size, trainer, manifest_json, options_json, note) "
+        "VALUES('running', ?, ?, ?, ?, ?, ?)");
+    st.bind(1, c.workload);
+    st.bind(2, c.size);
+    st.bind(3, c.trainer);
+    st.bind(4, c.manifest.dump());
+    st.bind(5, c.options.dump());
+    st.bind(6, c.note);
+    st.exec();
+    id = db_->getLastInsertRowid();
+  });
+  return id;
+}
+
+std::optional<CampaignRow> Store::campaign(std::int64_t id) {
+  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM campaigns WHERE id = ?", kCampaignColumns));
+  q.bind(1, id);
+  if (!q.executeStep()) return std::nullopt;
+  return campaign_from(q);
+}
+
+std::optional<CampaignRow> Store::latest_campaign(bool unfinished_only, const std::string& workload,
+                                                  const std::string& size) {
+  std::string sql = fmt::format("SELECT {} FROM campaigns WHERE 1=1", kCampaignColumns);
+  if (unfinished_only) sql += " AND state = 'running'";
+  if (!workload.empty()) sql += " AND workload = :w";
+  if (!size.empty()) sql += " AND size = :s";
+  sql += " ORDER BY id DESC LIMIT 1";
+  SQLite::Statement q(*db_, sql);
+  if (!workload.empty()) q.bind(":w", workload);
+  if (!size.empty()) q.bind(":s", size);
+  if (!q.executeStep()) return std::nullopt;
+  return campaign_from(q);
+}
+
+void Store::set_campaign_environment(std::int64_t id, std::int64_t env_id) {
+  write([&] {
+    SQLite::Statement st(*db_, "UPDATE campaigns SET environment_id = ? WHERE id = ?");
+    st.bind(1, env_id);
+    st.bind(2, id);
+    st.exec();
+  });
+}
+
+void Store::set_campaign_determinism(std::int64_t id, bool deterministic, const std::string& note) {
+  write([&] {
+    SQLite::Statement st(*db_, "UPDATE campaigns SET deterministic = ?, note = ? WHERE id = ?");
+    st.bind(1, deterministic ? 1 : 0);
+    st.bind(2, note);
+    st.bind(3, id);
+    st.exec();
+  });
+}
+
+void Store::finish_campaign(std::int64_t id) {
+  write([&] {
+    SQLite::Statement st(*db_,
+        "UPDATE campaigns SET state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?");
+    st.bind(1, id);
+    st.exec();
+  });
+}
+
+std::optional<TrialRow> Store::find_trial(std::int64_t campaign_id, const std::string& key) {
+  SQLite::Statement q(*db_, fmt::format(
+      "SELECT {} FROM trials WHERE campaign_id = ? AND trial_key = ? ORDER BY id DESC LIMIT 1", kTrialColumns));
+  q.bind(1, campaign_id);
+  q.bind(2, key);
+  if (!q.executeStep()) return std::nullopt;
+  return trial_from(q);
+}
+
+std::int64_t Store::claim_trial(const TrialRow& t) {
+  std::int64_t id = 0;
+  write([&] {
+    SQLite::Statement q(*db_, "SELECT id FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'queued' "
+                              "ORDER BY id LIMIT 1");
+    q.bind(1, t.campaign_id);
+    q.bind(2, t.trial_key);
+    if (q.executeStep()) {
+      id = q.getColumn(0).getInt64();
+    } else {
+      SQLite::Statement ins(*db_,
+          "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+          "micro_batch, grad_accum, repeat, state) VALUES(?,?,?,?,?,?,?,?,?,?,'queued')");
+      ins.bind(1, t.campaign_id);
+      ins.bind(2, t.trial_key);
+      ins.bind(3, t.purpose);
+      ins.bind(4, t.config_key);
+      ins.bind(5, t.config_json);
+      ins.bind(6, t.seed);
+      ins.bind(7, t.steps);
+      ins.bind(8, t.micro_batch);
+      ins.bind(9, t.grad_accum);
+      ins.bind(10, t.repeat);
+      ins.exec();
+      id = db_->getLastInsertRowid();
+    }
+    SQLite::Statement up(*db_,
+        "UPDATE trials SET state = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), "
+        "host = ?, controller_pid = ?, heartbeat_at = ? WHERE id = ?");
+    up.bind(1, host_name());
+    up.bind(2, static_cast<int>(::getpid()));
+    bind_real(up, 3, unix_now());
+    up.bind(4, id);
+    up.exec();
+  });
+  return id;
+}
+
+void Store::finish_trial(std::int64_t id, const TrialFinish& f) {
+  write([&] {
+    SQLite::Statement st(*db_,
+        "UPDATE trials SET state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), "
+        "disposition = ?, run_ok = ?, reason = ?, wall_s = ?, exit_code = ?, signal = ?, "
+        "samples_per_s = ?, tokens_per_s = ?, peak_allocated_bytes = ?, peak_reserved_bytes = ?, "
+        "breakdown_json = ?, param_digest = ?, optimizer_digest = ?, eval_loss = ?, eval_loss_bits = ?, "
+        "environment_id = ?, trial_dir = ?, stdout_log = ?, stderr_log = ?, result_path = ?, result_json = ?, "
+        "heartbeat_at = ? WHERE id = ?");
+    int i = 1;
+    if (f.disposition) st.bind(i++, std::string(to_string(*f.disposition)));
+    else st.bind(i++);
+    st.bind(i++, f.run_ok ? 1 : 0);
+    st.bind(i++, f.reason);
+    bind_real(st, i++, f.wall_s);
+    if (f.exit_code) st.bind(i++, *f.exit_code); else st.bind(i++);
+    if (f.signal) st.bind(i++, *f.signal); else st.bind(i++);
+    bind_real(st, i++, f.samples_per_s);
+    bind_real(st, i++, f.tokens_per_s);
+    bind_real(st, i++, f.peak_allocated);
+    bind_real(st, i++, f.peak_reserved);
+    st.bind(i++, f.breakdown.is_null() ? std::string("{}") : f.breakdown.dump());
+    st.bind(i++, f.param_digest);
+    st.bind(i++, f.optimizer_digest);
+    bind_real(st, i++, f.eval_loss);
+    st.bind(i++, f.eval_loss_bits);
+    if (f.environment_id) st.bind(i++, *f.environment_id); else st.bind(i++);
+    st.bind(i++, f.trial_dir);
+    st.bind(i++, f.stdout_log);
+    st.bind(i++, f.stderr_log);
+    st.bind(i++, f.result_path);
+    st.bind(i++, f.result_json);
+    bind_real(st, i++, unix_now());
+    st.bind(i++, id);
+    st.exec();
+    SQLite::Statement step(*db_,
+        "INSERT OR REPLACE INTO steps(trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds) "
+        "VALUES(?,?,?,?,?,?,?)");
+    for (const auto& s : f.steps) {
+      step.reset();
+      step.bind(1, id);
+      step.bind(2, s.step);
+      bind_real(step, 3, s.loss);
+      step.bind(4, s.loss_bits);
+      bind_real(step, 5, s.grad_norm);
+      step.bind(6, s.grad_norm_bits);
+      bind_real(step, 7, s.seconds);
+      step.exec();
+    }
+  });
+}
+
+void Store::set_trial_disposition(const std::vector<std::int64_t>& ids, Disposition d) {
+  write([&] {
+    SQLite::Statement st(*db_, "UPDATE trials SET disposition = ? WHERE id = ? AND run_ok = 1");
+    for (auto id : ids) {
+      st.reset();
+      st.bind(1, std::string(to_string(d)));
+      st.bind(2, id);
+      st.exec();
+    }
+  });
+}
+
+void Store::heartbeat(std::int64_t trial_id, const std::string& trainer_heartbeat_json) {
+  write([&] {
+    double now = unix_now();
+    SQLite::Statement st(*db_, "UPDATE trials SET heartbeat_at = ? WHERE id = ? AND state = 'running'");
+    bind_real(st, 1, now);
+    st.bind(2, trial_id);
+    st.exec();
+    json hb = json::parse(trainer_heartbeat_json, nullptr, false);
+    SQLite::Statement h(*db_, "INSERT OR REPLACE INTO heartbeats(trial_id, pid, step, time, updated_at) VALUES(?,?,?,?,?)");
+    h.bind(1, trial_id);
+    if (hb.is_object() && hb.contains("pid") && hb["pid"].is_number_integer()) h.bind(2, hb["pid"].get<int>()); else h.bind(2);
+    if (hb.is_object() && hb.contains("step") && hb["step"].is_number_integer()) h.bind(3, hb["step"].get<int>()); else h.bind(3);
+    if (hb.is_object() && hb.contains("time") && hb["time"].is_number()) bind_real(h, 4, hb["time"].get<double>()); else h.bind(4);
+    bind_real(h, 5, now);
+    h.exec();
+  });
+}
+
+void Store::set_trial_pgid(std::int64_t trial_id, int pgid) {
+  write([&] {
+    SQLite::Statement st(*db_, "UPDATE trials SET pgid = ? WHERE id = ?");
+    st.bind(1, pgid);
+    st.bind(2, trial_id);
+    st.exec();
+  });
+}
+
+std::vector<TrialRow> Store::trials(std::int64_t campaign_id) {
+  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM trials WHERE campaign_id = ? ORDER BY id", kTrialColumns));
+  q.bind(1, campaign_id);
+  std::vector<TrialRow> out;
+  while (q.executeStep()) out.push_back(trial_from(q));
+  return out;
+}
+
+std::vector<std::int64_t> Store::mark_stale_and_requeue(std::int64_t campaign_id, double stale_after_s) {
+  std::vector<std::int64_t> marked;
+  const std::string host = host_name();
+  const double now = unix_now();
+  std::string trainer;
+  if (auto c = campaign(campaign_id)) trainer = c->trainer;
+  write([&] {
+    SQLite::Statement q(*db_, fmt::format("SELECT {} FROM trials WHERE campaign_id = ? AND state = 'running'", kTrialColumns));
+    q.bind(1, campaign_id);
+    std::vector<TrialRow> running;
+    while (q.executeStep()) running.push_back(trial_from(q));
+    for (const auto& t : running) {
+      bool same_host = t.host == host;
+      bool controller_dead = same_host && t.controller_pid != ::getpid() && !(::kill(t.controller_pid, 0) == 0 || errno == EPERM);
+      bool silent = now - t.heartbeat_at > stale_after_s;
+      if (!controller_dead && !silent) continue;
+      // Exactly once: only the transaction that flips running -> finished re-queues.
+      SQLite::Statement up(*db_,
+          "UPDATE trials SET state = 'finished', disposition = 'stale', run_ok = 0, "
+          "reason = 'controller died mid-trial; re-queued', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+          "WHERE id = ? AND state = 'running'");
+      up.bind(1, t.id);
+      if (up.exec() != 1) continue;
+      SQLite::Statement ins(*db_,
+          "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+          "micro_batch, grad_accum, repeat, state, requeued_from) "
+          "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, "
+          "grad_accum, repeat, 'queued', id FROM trials WHERE id = ?");
+      ins.bind(1, t.id);
+      ins.exec();
+      if (same_host && group_runs(t.pgid, trainer)) ::kill(-t.pgid, SIGKILL);
+      marked.push_back(t.id);
+    }
+  });
+  return marked;
+}
+
+void Store::add_baseline(std::int64_t campaign_id, int steps, const std::string& role, int seed, std::int64_t trial_id) {
+  write([&] {
+    SQLite::Statement st(*db_, "INSERT OR REPLACE INTO baselines(campaign_id, steps, role, seed, trial_id) VALUES(?,?,?,?,?)");
+    st.bind(1, campaign_id);
+    st.bind(2, steps);
+    st.bind(3, role);
+    st.bind(4, seed);
+    st.bind(5, trial_id);
+    st.exec();
+  });
+}
+
+std::int64_t Store::add_evaluation(const EvaluationRow& e) {
+  std::int64_t id = 0;
+  write([&] {
+    // One row per (campaign, config, steps): a resumed campaign re-derives the same
+    // verdict from its stored trials and updates the row instead of duplicating it.
+    SQLite::Statement old(*db_, "SELECT id FROM evaluations WHERE campaign_id = ? AND config_key = ? AND steps = ?");
+    old.bind(1, e.campaign_id);
+    old.bind(2, e.config_key);
+    old.bind(3, e.steps);
+    if (old.executeStep()) {
+      SQLite::Statement del(*db_, "DELETE FROM evaluations WHERE id = ?");
+      id = old.getColumn(0).getInt64();
+      old.reset();
+      del.bind(1, id);
+      del.exec();
+    }
+    SQLite::Statement st(*db_,
+        "INSERT INTO evaluations(id, campaign_id, strategy, config_key, config_json, steps, disposition, gate_class, "
+        "reason, speedup, speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    if (id) st.bind(1, id); else st.bind(1);
+    st.bind(2, e.campaign_id);
+    st.bind(3, e.strategy);
+    st.bind(4, e.config_key);
+    st.bind(5, json(config_from_key(e.config_key)).dump());
+    st.bind(6, e.steps);
+    st.bind(7, std::string(to_string(e.disposition)));
+    st.bind(8, e.gate_class);
+    st.bind(9, e.reason);
+    bind_real(st, 10, e.speedup);
+    bind_real(st, 11, e.speedup_spread);
+    bind_real(st, 12, e.samples_per_s);
+    bind_real(st, 13, e.projected_peak_bytes);
+    st.bind(14, ids_json(e.trial_ids));
+    st.exec();
+    id = db_->getLastInsertRowid();
+  });
+  return id;
+}
+
+std::vector<EvaluationRow> Store::evaluations(std::int64_t campaign_id) {
+  SQLite::Statement q(*db_,
+      "SELECT id, campaign_id, strategy, config_key, steps, disposition, gate_class, reason, speedup, "
+      "speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json, on_frontier "
+      "FROM evaluations WHERE campaign_id = ? ORDER BY id");
+  q.bind(1, campaign_id);
+  std::vector<EvaluationRow> out;
+  while (q.executeStep()) {
+    EvaluationRow e;
+    e.id = q.getColumn(0).getInt64();
+    e.campaign_id = q.getColumn(1).getInt64();
+    e.strategy = text(q.getColumn(2));
+    e.config_key = text(q.getColumn(3));
+    e.steps = q.getColumn(4).getInt();
+    e.disposition = disposition_from_string(text(q.getColumn(5))).value_or(Disposition::crash);
+    e.gate_class = text(q.getColumn(6));
+    e.reason = text(q.getColumn(7));
+    e.speedup = column_real(q.getColumn(8));
+    e.speedup_spread = column_real(q.getColumn(9));
+    e.samples_per_s = column_real(q.getColumn(10));
+    e.projected_peak_bytes = column_real(q.getColumn(11));
+    e.trial_ids = ids_from(text(q.getColumn(12)));
+    e.on_frontier = q.getColumn(13).getInt() != 0;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void Store::set_frontier(std::int64_t campaign_id, const std::vector<std::int64_t>& evaluation_ids) {
+  write([&] {
+    SQLite::Statement clr(*db_, "UPDATE evaluations SET on_frontier = 0 WHERE campaign_id = ?");
+    clr.bind(1, campaign_id);
+    clr.exec();
+    SQLite::Statement st(*db_, "UPDATE evaluations SET on_frontier = 1 WHERE id = ?");
+    for (auto id : evaluation_ids) {
+      st.reset();
+      st.bind(1, id);
+      st.exec();
+    }
+  });
+}
+
+void Store::add_projection(const ProjectionRow& p) {
+  write([&] {
+    SQLite::Statement st(*db_,
+        "INSERT INTO projections(campaign_id, config_key, target_micro_batch, world_size, zero_stage, "
+        "inputs_json, projected_bytes, measured_bytes, relative_error) VALUES(?,?,?,?,?,?,?,?,?)");
+    st.bind(1, p.campaign_id);
+    st.bind(2, p.config_key);
+    st.bind(3, p.target_micro_batch);
+    st.bind(4, p.world_size);
+    st.bind(5, p.zero_stage);
+    st.bind(6, p.inputs.dump());
+    bind_real(st, 7, p.projected_bytes);
+    bind_real(st, 8, p.measured_bytes);
+    bind_real(st, 9, p.relative_error);
+    st.exec();
+  });
+}
+
+std::int64_t Store::add_preset(const PresetRow& p) {
+  std::int64_t id = 0;
+  write([&] {
+    SQLite::Statement st(*db_,
+        "INSERT INTO presets(campaign_id, name, budget_bytes, path, config_key, evaluation_id, trial_ids_json, "
+        "speedup, speedup_spread, projected_peak_bytes, fingerprint_hash, content) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, p.campaign_id);
+    st.bind(2, p.name);
+    bind_real(st, 3, p.budget_bytes);
+    st.bind(4, p.path);
+    st.bind(5, p.config_key);
+    if (p.evaluation_id) st.bind(6, *p.evaluation_id); else st.bind(6);
+    st.bind(7, ids_json(p.trial_ids));
+    bind_real(st, 8, p.speedup);
+    bind_real(st, 9, p.speedup_spread);
+    bind_real(st, 10, p.projected_peak_bytes);
+    st.bind(11, p.fingerprint_hash);
+    st.bind(12, p.content);
+    st.exec();
+    id = db_->getLastInsertRowid();
+  });
+  return id;
+}
+
+}  // namespace sg::agent

@@ -1,0 +1,163 @@
+// The SQLite store: WAL, busy_timeout >= 5 s, every write inside BEGIN IMMEDIATE,
+// schema versioned by PRAGMA user_version and migrated in one immediate
+// transaction; a DB from a newer schema is refused. Knows no strategy.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/common/disposition.hpp"
+
+namespace sg::agent {
+
+constexpr int kBusyTimeoutMs = 10000;
+
+struct CampaignRow {
+  std::int64_t id = 0;
+  std::string created_at, finished_at, state, workload, size, trainer;
+  nlohmann::json manifest, options;
+  std::optional<std::int64_t> environment_id;
+  std::optional<bool> deterministic;
+  std::string note;
+};
+
+struct TrialRow {
+  std::int64_t id = 0, campaign_id = 0;
+  std::string trial_key, purpose, config_key;
+  std::string config_json = "{}";  // used by claim_trial
+  int seed = 0, steps = 0, micro_batch = 1, grad_accum = 1, repeat = 0;
+  std::string state;
+  std::optional<Disposition> disposition;
+  bool run_ok = false;
+  std::string reason;
+  double wall_s = 0, samples_per_s = 0, peak_allocated_bytes = 0;
+  std::optional<int> exit_code, signal;
+  std::string param_digest, optimizer_digest, stdout_log, stderr_log, result_path, result_json;
+  double eval_loss = 0;
+  std::string host;
+  int controller_pid = 0, pgid = 0;
+  double heartbeat_at = 0;
+  std::optional<std::int64_t> requeued_from;
+};
+
+// What the runner learned, written when a trial finishes.
+struct TrialFinish {
+  std::optional<Disposition> disposition;  // failure, or nullopt when run_ok
+  bool run_ok = false;
+  std::string reason;
+  double wall_s = 0;
+  std::optional<int> exit_code, signal;
+  std::string stdout_log, stderr_log, result_path, result_json, trial_dir;
+  // Copied from a valid result:
+  double samples_per_s = 0, tokens_per_s = 0, peak_allocated = 0, peak_reserved = 0, eval_loss = 0;
+  std::string eval_loss_bits, param_digest, optimizer_digest;
+  nlohmann::json breakdown;
+  std::optional<std::int64_t> environment_id;
+  struct Step {
+    int step;
+    double loss;
+    std::string loss_bits;
+    double grad_norm;
+    std::string grad_norm_bits;
+    double seconds;
+  };
+  std::vector<Step> steps;
+};
+
+struct EvaluationRow {
+  std::int64_t id = 0, campaign_id = 0;
+  std::string strategy, config_key;
+  int steps = 0;
+  Disposition disposition = Disposition::crash;
+  std::string gate_class, reason;
+  double speedup = 0, speedup_spread = 0, samples_per_s = 0, projected_peak_bytes = 0;
+  std::vector<std::int64_t> trial_ids;
+  bool on_frontier = false;
+};
+
+struct ProjectionRow {
+  std::int64_t campaign_id = 0;
+  std::string config_key;
+  int target_micro_batch = 1, world_size = 1, zero_stage = 0;
+  nlohmann::json inputs;
+  double projected_bytes = 0;
+  std::optional<double> measured_bytes, relative_error;
+};
+
+struct PresetRow {
+  std::int64_t campaign_id = 0;
+  std::string name, path, config_key, fingerprint_hash, content;
+  double budget_bytes = 0, speedup = 0, speedup_spread = 0, projected_peak_bytes = 0;
+  std::optional<std::int64_t> evaluation_id;
+  std::vector<std::int64_t> trial_ids;
+};
+
+class Store {
+ public:
+  // Creates the file if needed (unless read_only) and migrates to kSchemaVersion.
+  // Throws StoreError when the DB is from a newer schema or cannot be opened.
+  explicit Store(const std::string& path, bool read_only = false);
+
+  SQLite::Database& db() { return *db_; }
+  int schema_version();
+
+  // Runs f inside BEGIN IMMEDIATE ... COMMIT (rollback on exception).
+  void write(const std::function<void()>& f);
+
+  std::int64_t upsert_environment(const std::string& hash, const nlohmann::json& fingerprint);
+  std::optional<std::string> environment_hash(std::int64_t id);
+
+  std::int64_t create_campaign(const CampaignRow& c);
+  std::optional<CampaignRow> campaign(std::int64_t id);
+  std::optional<CampaignRow> latest_campaign(bool unfinished_only, const std::string& workload = "",
+                                             const std::string& size = "");
+  void set_campaign_environment(std::int64_t id, std::int64_t env_id);
+  void set_campaign_determinism(std::int64_t id, bool deterministic, const std::string& note);
+  void finish_campaign(std::int64_t id);
+
+  // The newest row with this key (finished, running or queued).
+  std::optional<TrialRow> find_trial(std::int64_t campaign_id, const std::string& key);
+  // Takes the queued row with this key (re-queued after a stale run) or inserts one,
+  // and marks it running under this controller. Returns its id.
+  std::int64_t claim_trial(const TrialRow& t);
+  void finish_trial(std::int64_t id, const TrialFinish& f);
+  void set_trial_disposition(const std::vector<std::int64_t>& ids, Disposition d);
+  void heartbeat(std::int64_t trial_id, const std::string& trainer_heartbeat_json);
+  void set_trial_pgid(std::int64_t trial_id, int pgid);
+  std::vector<TrialRow> trials(std::int64_t campaign_id);
+
+  // RUNNING rows whose controller is gone (same host and pid dead) or whose
+  // heartbeat is older than stale_after_s: marked stale exactly once and a queued
+  // copy inserted. Returns the ids marked. Kills the orphan's process group when
+  // it still runs the trainer on this host.
+  std::vector<std::int64_t> mark_stale_and_requeue(std::int64_t campaign_id, double stale_after_s);
+
+  void add_baseline(std::int64_t campaign_id, int steps, const std::string& role, int seed, std::int64_t trial_id);
+  std::int64_t add_evaluation(const EvaluationRow& e);
+  std::vector<EvaluationRow> evaluations(std::int64_t campaign_id);
+  void set_frontier(std::int64_t campaign_id, const std::vector<std::int64_t>& evaluation_ids);
+  void add_projection(const ProjectionRow& p);
+  std::int64_t add_preset(const PresetRow& p);
+
+ private:
+  void migrate();
+  std::unique_ptr<SQLite::Database> db_;
+  bool read_only_;
+};
+
+// NaN-safe REAL binding: non-finite values are stored as TEXT 'NaN'/'Inf'/'-Inf'.
+void bind_real(SQLite::Statement& st, int index, double v);
+void bind_real(SQLite::Statement& st, int index, const std::optional<double>& v);
+double column_real(const SQLite::Column& c);
+
+double unix_now();
+std::string host_name();
+
+}  // namespace sg::agent

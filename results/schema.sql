@@ -1,0 +1,150 @@
+-- speedgate store, schema version 1 (PRAGMA user_version = 1).
+-- Mirrored verbatim in agent/store/schema.cpp (a test checks they match).
+-- Floats that may be NaN/Inf are stored as the TEXT 'NaN' / 'Inf' / '-Inf'
+-- (SQLite would turn a NaN REAL into NULL).
+CREATE TABLE environments (
+  id INTEGER PRIMARY KEY,
+  fingerprint_hash TEXT NOT NULL UNIQUE,
+  fingerprint_json TEXT NOT NULL,
+  first_seen TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE campaigns (
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  finished_at TEXT,
+  state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
+  workload TEXT NOT NULL,
+  size TEXT NOT NULL,
+  trainer TEXT NOT NULL,
+  manifest_json TEXT NOT NULL,
+  options_json TEXT NOT NULL,
+  environment_id INTEGER REFERENCES environments(id),
+  deterministic INTEGER,          -- preflight verdict; 0 = everything gated by tolerance
+  note TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  trial_key TEXT NOT NULL,        -- purpose|config|seed|steps|micro_batch|repeat
+  purpose TEXT NOT NULL,          -- preflight, band, candidate, speed_base, speed_cand, memory_probe
+  config_key TEXT NOT NULL,       -- '' = baseline (all defaults)
+  config_json TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  steps INTEGER NOT NULL,
+  micro_batch INTEGER NOT NULL,
+  grad_accum INTEGER NOT NULL,
+  repeat INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'finished')),
+  disposition TEXT CHECK (disposition IN ('accepted', 'gate_failed', 'slower', 'pruned', 'oom',
+    'killed', 'timeout', 'crash', 'nan', 'invalid_result', 'stale')),
+  run_ok INTEGER,                 -- 1 = the trainer produced a valid ok result
+  reason TEXT NOT NULL DEFAULT '',
+  queued_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  started_at TEXT,
+  finished_at TEXT,
+  wall_s REAL,
+  exit_code INTEGER,
+  signal INTEGER,
+  samples_per_s REAL,
+  tokens_per_s REAL,
+  peak_allocated_bytes REAL,
+  peak_reserved_bytes REAL,
+  breakdown_json TEXT,
+  param_digest TEXT,
+  optimizer_digest TEXT,
+  eval_loss REAL,
+  eval_loss_bits TEXT,
+  environment_id INTEGER REFERENCES environments(id),
+  trial_dir TEXT,
+  stdout_log TEXT,
+  stderr_log TEXT,
+  result_path TEXT,
+  result_json TEXT,
+  host TEXT,
+  controller_pid INTEGER,
+  pgid INTEGER,
+  heartbeat_at REAL,              -- unix seconds, written by the controller while running
+  requeued_from INTEGER REFERENCES trials(id)
+);
+CREATE INDEX trials_by_key ON trials(campaign_id, trial_key);
+CREATE INDEX trials_by_state ON trials(state);
+CREATE TABLE steps (
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  step INTEGER NOT NULL,
+  loss REAL,
+  loss_bits TEXT NOT NULL,
+  grad_norm REAL,
+  grad_norm_bits TEXT NOT NULL,
+  seconds REAL,
+  PRIMARY KEY (trial_id, step)
+);
+CREATE TABLE baselines (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  steps INTEGER NOT NULL,
+  role TEXT NOT NULL,             -- preflight_a, preflight_b, band
+  seed INTEGER NOT NULL,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  UNIQUE (campaign_id, steps, role, seed)
+);
+CREATE TABLE evaluations (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  strategy TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  steps INTEGER NOT NULL,
+  disposition TEXT NOT NULL CHECK (disposition IN ('accepted', 'gate_failed', 'slower', 'pruned',
+    'oom', 'killed', 'timeout', 'crash', 'nan', 'invalid_result', 'stale')),
+  gate_class TEXT NOT NULL,       -- bitwise | tolerance
+  reason TEXT NOT NULL DEFAULT '',
+  speedup REAL,
+  speedup_spread REAL,
+  samples_per_s REAL,
+  projected_peak_bytes REAL,
+  trial_ids_json TEXT NOT NULL,
+  on_frontier INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE projections (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  config_key TEXT NOT NULL,
+  target_micro_batch INTEGER NOT NULL,
+  world_size INTEGER NOT NULL,
+  zero_stage INTEGER NOT NULL,
+  inputs_json TEXT NOT NULL,      -- measured points, breakdown, fit, formula terms
+  projected_bytes REAL NOT NULL,
+  measured_bytes REAL,            -- when the target fits the device at hand
+  relative_error REAL
+);
+CREATE TABLE kernel_trials (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  family TEXT NOT NULL,
+  params_json TEXT NOT NULL,
+  evaluation_id INTEGER REFERENCES evaluations(id)
+);
+CREATE TABLE presets (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  name TEXT NOT NULL,
+  budget_bytes REAL NOT NULL,
+  path TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  evaluation_id INTEGER REFERENCES evaluations(id),
+  trial_ids_json TEXT NOT NULL,
+  speedup REAL,
+  speedup_spread REAL,
+  projected_peak_bytes REAL,
+  fingerprint_hash TEXT,
+  content TEXT NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE heartbeats (
+  trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
+  pid INTEGER,
+  step INTEGER,
+  time REAL,
+  updated_at REAL NOT NULL
+);

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""A fake trainer that speaks speedgate's trainer protocol v1 (docs/protocol.md).
+
+Results are computed deterministically from the switches and the seed so the
+controller's gate, projection and search logic can be exercised without LibTorch:
+  - loss / grad norm per step depend on the seed (a seed-to-seed band exists);
+  - tolerance switches perturb the curve well inside the band, ACCUM_BUG scales
+    the grad norm 4x (the accumulation bug), BAD_BITS flips loss bits (bitwise
+    failure), PAIR_A + PAIR_B together change the bits (minifier target);
+  - throughput is a product of per-switch factors; memory follows
+    fixed + per_sample * micro_batch with CKPT_LAYERS shrinking per_sample.
+Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
+hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
+big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
+FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ.
+"""
+import hashlib
+import json
+import math
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+GiB = 1024 ** 3
+
+
+def sw(name, typ, values, default, identity, effect, requires=(), available=True, lo=None, hi=None, doc=""):
+    d = {"name": name, "env": "SG_" + name, "type": typ, "values": values, "default": default,
+         "requires": list(requires), "identity": identity, "effect": effect, "available": available,
+         "unavailable_reason": "" if available else "needs CUDA", "doc": doc or name.lower()}
+    if typ == "int":
+        d["min"], d["max"] = lo, hi
+    return d
+
+
+SWITCHES_FULL = [
+    sw("TEXT_CACHE", "bool", ["0", "1"], "0", "bitwise", "speed", doc="text-encoder output cache"),
+    sw("FAST_MISS", "bool", ["0", "1"], "0", "tolerance", "speed", requires=["TEXT_CACHE=1"]),
+    sw("ACCUM_BUG", "bool", ["0", "1"], "0", "tolerance", "speed", doc="sums micro-batches: 4x grad norm"),
+    sw("BAD_BITS", "bool", ["0", "1"], "0", "bitwise", "speed", doc="claims bitwise but is not"),
+    sw("PAIR_A", "bool", ["0", "1"], "0", "bitwise", "speed"),
+    sw("PAIR_B", "bool", ["0", "1"], "0", "bitwise", "speed"),
+    sw("SLOWER", "bool", ["0", "1"], "0", "bitwise", "schedule"),
+    sw("WORKERS", "int", ["0", "1", "2", "4"], "0", "bitwise", "schedule", lo=0, hi=16),
+    sw("CKPT_LAYERS", "int", ["-1", "2", "4"], "-1", "bitwise", "memory", lo=-1, hi=64),
+    sw("ATTN", "enum", ["math", "efficient", "flash"], "math", "tolerance", "speed"),
+    sw("CUDA_GRAPHS", "bool", ["0", "1"], "0", "bitwise", "speed", available=False),
+]
+SWITCHES_SMALL = [s for s in SWITCHES_FULL if s["name"] in ("TEXT_CACHE", "FAST_MISS", "ACCUM_BUG", "CKPT_LAYERS")]
+
+SPEED = {"TEXT_CACHE": {"1": 1.30}, "FAST_MISS": {"1": 1.10}, "ACCUM_BUG": {"1": 1.20}, "BAD_BITS": {"1": 1.25},
+         "PAIR_A": {"1": 1.05}, "PAIR_B": {"1": 1.06}, "SLOWER": {"1": 0.97},
+         "WORKERS": {"1": 1.05, "2": 1.12, "4": 1.15}, "CKPT_LAYERS": {"2": 0.90, "4": 0.85},
+         "ATTN": {"efficient": 1.08, "flash": 1.15}}
+ACT_FACTOR = {"-1": 1.0, "0": 1.0, "2": 0.6, "4": 0.3}
+
+
+def manifest():
+    switches = SWITCHES_SMALL if os.environ.get("FAKE_MANIFEST") == "small" else SWITCHES_FULL
+    return {"protocol": 1, "trainer": "fake-trainer", "version": "0.0.1",
+            "build": {"torch": "none", "cuda": False, "git_sha": "fake"},
+            "workloads": [{"name": "wam", "sizes": [
+                {"name": "tiny", "trainable_params": 1000, "frozen_params": 100,
+                 "model_flops_per_sample": 1e9, "tokens_per_sample": 48, "default_micro_batch": 2}]}],
+            "switches": switches,
+            "kernel_families": [{"name": "ROPE", "env": "SG_KERNEL_ROPE", "switch": "TEXT_CACHE",
+                                 "parameters": [{"name": "threads", "values": ["64", "128"]}],
+                                 "constraints": [], "available": False,
+                                 "unavailable_reason": "no CUDA in this build"}]}
+
+
+def unit(*key):
+    h = hashlib.sha256(repr(key).encode()).digest()
+    return struct.unpack(">Q", h[:8])[0] / 2 ** 64 * 2 - 1
+
+
+def f32(x):
+    return struct.unpack(">f", struct.pack(">f", x))[0]
+
+
+def bits(x):
+    return struct.pack(">f", x).hex()
+
+
+def atomic_write(path, text):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.rename(tmp, path)
+
+
+def parse_args(argv):
+    args = {"--threads": "2", "--warmup-steps": "2", "--heartbeat": None}
+    i = 0
+    while i < len(argv):
+        k = argv[i]
+        if not k.startswith("--") or i + 1 >= len(argv):
+            sys.stderr.write("fake: bad argument %s\n" % k)
+            sys.exit(2)
+        args[k] = argv[i + 1]
+        i += 2
+    for need in ("--workload", "--size", "--steps", "--seed", "--micro-batch", "--grad-accum", "--result"):
+        if need not in args:
+            sys.stderr.write("fake: missing %s\n" % need)
+            sys.exit(2)
+    return args
+
+
+def switches_from_env():
+    table = {s["env"]: s for s in manifest()["switches"]}
+    cfg = {}
+    for k, v in os.environ.items():
+        if not k.startswith("SG_"):
+            continue
+        s = table.get(k)
+        if s is None:
+            sys.stderr.write("fake: unknown switch %s\n" % k)
+            sys.exit(2)
+        ok = (s["min"] <= int(v) <= s["max"]) if s["type"] == "int" else v in s["values"]
+        if not ok:
+            sys.stderr.write("fake: %s=%s out of domain\n" % (k, v))
+            sys.exit(2)
+        if v != s["default"] and not s["available"]:
+            sys.stderr.write("fake: %s unavailable\n" % k)
+            sys.exit(2)
+        cfg[s["name"]] = v
+    for name, v in cfg.items():
+        s = next(x for x in manifest()["switches"] if x["name"] == name)
+        if v == s["default"]:
+            continue
+        for r in s["requires"]:
+            rn, rv = r.split("=")
+            if cfg.get(rn, next(x for x in manifest()["switches"] if x["name"] == rn)["default"]) != rv:
+                sys.stderr.write("fake: %s requires %s\n" % (name, r))
+                sys.exit(2)
+    return cfg
+
+
+def on(cfg, name, value="1"):
+    return cfg.get(name) == value
+
+
+def run(argv):
+    a = parse_args(argv)
+    cfg = switches_from_env()
+    steps, seed, mb = int(a["--steps"]), int(a["--seed"]), int(a["--micro-batch"])
+    ga = int(a["--grad-accum"])
+    result, hb = a["--result"], a["--heartbeat"]
+    fault = os.environ.get("FAKE_FAULT", "")
+    sleep = float(os.environ.get("FAKE_STEP_SLEEP", "0"))
+
+    def heartbeat(step):
+        if hb:
+            atomic_write(hb, json.dumps({"pid": os.getpid(), "step": step, "time": time.time()}))
+
+    heartbeat(-1)
+    if fault == "big_output":
+        chunk = "x" * 1023 + "\n"
+        for _ in range(2 * 1024):
+            sys.stdout.write(chunk)
+        sys.stdout.flush()
+    if fault == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if fault == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if fault in ("hang_grandchild", "exit_grandchild"):
+        subprocess.Popen(["sleep", "300"])  # inherits stdout/stderr: holds the pipes
+        if fault == "exit_grandchild":
+            fault = ""
+        else:
+            fault = "hang"
+    if fault == "hang":
+        while True:
+            time.sleep(1)
+    if fault == "oom":
+        sys.stderr.write("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+        atomic_write(result, json.dumps({"protocol": 1, "status": "oom", "error": "CUDA out of memory"}))
+        sys.exit(3)
+    if fault == "crash":
+        sys.stderr.write("fake: boom\n")
+        sys.exit(1)
+
+    tol = any(on(cfg, n) for n in ("FAST_MISS",)) or cfg.get("ATTN", "math") != "math"
+    nondet = os.environ.get("FAKE_NONDETERMINISTIC") == "1"
+    records = []
+    loss = 0.0
+    for t in range(steps):
+        if sleep:
+            time.sleep(sleep)
+        loss = 2.0 * math.exp(-0.15 * t) + 0.02 * unit("loss", seed, t)
+        gn = 1.0 + 0.05 * unit("gn", seed, t)
+        if tol:
+            loss += 0.0005 * unit("tol", seed, t)
+        if on(cfg, "ACCUM_BUG"):
+            gn *= 4.0
+            loss += 0.0005 * unit("acc", seed, t)
+        if on(cfg, "PAIR_A") and on(cfg, "PAIR_B"):
+            loss += 0.5  # outside any seed band: both gate classes fail
+        if nondet:
+            loss += 1e-4 * unit("nd", time.time_ns(), t)
+        lf = f32(loss)
+        if on(cfg, "BAD_BITS"):
+            lf = struct.unpack(">f", struct.pack(">I", struct.unpack(">I", struct.pack(">f", lf))[0] ^ 1))[0]
+        if fault == "nan" and t == steps - 1:
+            lf = float("nan")
+        records.append({"step": t, "loss": lf, "loss_bits": bits(lf), "grad_norm": f32(gn),
+                        "grad_norm_bits": bits(f32(gn)), "seconds": 0.001})
+        heartbeat(t)
+    if fault == "nan":
+        sys.stderr.write("fake: non-finite loss at step %d\n" % (steps - 1))
+        atomic_write(result, json.dumps({"protocol": 1, "status": "nan", "error": "loss is nan"}))
+        sys.exit(4)
+    state = [seed, steps, mb, ga, tol, on(cfg, "ACCUM_BUG"), on(cfg, "BAD_BITS"),
+             on(cfg, "PAIR_A") and on(cfg, "PAIR_B"), [r["loss_bits"] for r in records]]
+    pd = hashlib.sha256(("p" + repr(state)).encode()).hexdigest()
+    od = hashlib.sha256(("o" + repr(state)).encode()).hexdigest()
+    speed = 100.0
+    for name, val in cfg.items():
+        speed *= SPEED.get(name, {}).get(val, 1.0)
+    act = int(2.5 * GiB * mb * ACT_FACTOR.get(cfg.get("CKPT_LAYERS", "-1"), 1.0))
+    bd = {"parameters": 1 * GiB, "gradients": 1 * GiB, "optimizer": 2 * GiB, "frozen": 2 * GiB, "activations": act}
+    peak = sum(bd.values()) + GiB // 2
+    ev = f32(loss - 0.01)
+    out = {"protocol": 1, "status": "ok", "error": "", "workload": a["--workload"], "size": a["--size"],
+           "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": 1,
+           "switches": {"SG_" + k: v for k, v in cfg.items()}, "step_records": records,
+           "param_digest": pd, "optimizer_digest": od, "eval_loss": ev, "eval_loss_bits": bits(ev),
+           "samples_per_s": speed, "tokens_per_s": speed * 48, "steady_state_steps": max(0, steps - 2),
+           "model_flops_per_step": 1e9 * mb,
+           "memory": {"device": "cpu", "peak_allocated_bytes": [peak], "peak_reserved_bytes": [peak + GiB],
+                      "breakdown": bd},
+           "fingerprint": {"device": "cpu", "device_name": "fake", "sm_count": 0, "driver": "", "cuda": "",
+                           "cudnn": "", "nccl": "", "torch": "none", "git_sha": "fake",
+                           "threads": int(a["--threads"]), "deterministic": True, "world_size": 1}}
+    text = json.dumps(out)
+    if fault == "no_result":
+        sys.exit(0)
+    if fault == "empty":
+        open(result, "w").close()
+        sys.exit(0)
+    if fault == "partial":
+        with open(result, "w") as f:
+            f.write(text[: len(text) // 2])
+        sys.exit(0)
+    if fault == "garbage":
+        with open(result, "wb") as f:
+            f.write(b"\x00\xff garbage {{{")
+        sys.exit(0)
+    if fault == "wrong_schema":
+        del out["step_records"]
+        text = json.dumps(out)
+    atomic_write(result, text)
+    sys.exit(0)
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "describe":
+        print(json.dumps(manifest(), indent=1))
+        return
+    if len(sys.argv) >= 2 and sys.argv[1] == "run":
+        run(sys.argv[2:])
+        return
+    sys.stderr.write("usage: fake_trainer.py describe --json | run ...\n")
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

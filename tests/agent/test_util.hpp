@@ -1,0 +1,63 @@
+// Helpers shared by the agent tests: temp dirs, the fake trainer, running the
+// speedgate binary as a subprocess.
+#pragma once
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/common/files.hpp"
+#include "agent/runner/process.hpp"
+
+namespace sg::agent::test {
+
+inline std::string make_temp_dir(const std::string& tag) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / ("sgtest-" + tag + "-XXXXXX")).string();
+  char* d = ::mkdtemp(tmpl.data());
+  return d ? std::string(d) : std::string();
+}
+
+inline std::string fake_trainer() { return std::string(SPEEDGATE_TEST_DATA_DIR) + "/fake_trainer.py"; }
+inline std::string speedgate_bin() { return std::string(SPEEDGATE_BIN_DIR) + "/speedgate"; }
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs build/bin/speedgate with args in `cwd`; extra environment entries appended.
+inline CliRun run_speedgate(const std::vector<std::string>& args, const std::string& cwd,
+                            const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
+  ProcessSpec spec;
+  spec.exe = "/usr/bin/env";
+  spec.args = {"-C", cwd, speedgate_bin()};
+  for (const auto& a : args) spec.args.push_back(a);
+  spec.env = inherited_env_without_switches();
+  for (const auto& kv : extra_env) spec.env.push_back(kv);
+  spec.stdout_log = cwd + "/.cli.out";
+  spec.stderr_log = cwd + "/.cli.err";
+  spec.deadline = std::chrono::seconds(300);
+  ProcessOutcome p = run_process(spec);
+  CliRun r;
+  r.code = p.signaled ? 128 + p.signal : p.exit_code;
+  r.out = read_file(spec.stdout_log).value_or("");
+  r.err = read_file(spec.stderr_log).value_or("");
+  std::filesystem::remove(spec.stdout_log);
+  std::filesystem::remove(spec.stderr_log);
+  return r;
+}
+
+// Sets an environment variable for the scope of a test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const std::string& k, const std::string& v) : k_(k) { ::setenv(k.c_str(), v.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(k_.c_str()); }
+
+ private:
+  std::string k_;
+};
+
+}  // namespace sg::agent::test
