@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -20,7 +21,7 @@ inline std::string make_temp_dir(const std::string& tag) {
   return d ? std::string(d) : std::string();
 }
 
-inline std::string fake_trainer() { return std::string(SPEEDGATE_TEST_DATA_DIR) + "/fake_trainer.py"; }
+inline std::string fake_trainer() { return std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/fake_trainer.py"; }
 inline std::string speedgate_bin() { return std::string(SPEEDGATE_BIN_DIR) + "/speedgate"; }
 
 struct CliRun {
@@ -48,6 +49,29 @@ inline CliRun run_speedgate(const std::vector<std::string>& args, const std::str
   std::filesystem::remove(spec.stdout_log);
   std::filesystem::remove(spec.stderr_log);
   return r;
+}
+
+// True when some process of group `pgid` is still alive (zombies do not count:
+// they are dead, waiting for whoever adopted them to reap them). Polls briefly so
+// a member in the middle of dying is not reported.
+inline bool group_has_live_members(int pgid) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    bool live = false;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      std::string name = e.path().filename().string();
+      if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+      std::string stat = read_file(e.path().string() + "/stat", 1 << 16).value_or("");
+      auto rp = stat.rfind(')');
+      if (rp == std::string::npos || rp + 2 >= stat.size()) continue;
+      char state = 0;
+      int ppid = 0, pgrp = 0;
+      if (std::sscanf(stat.c_str() + rp + 2, "%c %d %d", &state, &ppid, &pgrp) != 3) continue;
+      if (pgrp == pgid && state != 'Z' && state != 'X') live = true;
+    }
+    if (!live) return false;
+    ::usleep(100 * 1000);
+  }
+  return true;
 }
 
 // Sets an environment variable for the scope of a test.

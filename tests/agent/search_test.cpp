@@ -1,0 +1,183 @@
+// Every search strategy, replaying a recorded trial table (simulation mode: no
+// trainer). The table is tests/agent/data/recorded_trials.json.
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "agent/common/files.hpp"
+#include "agent/search/pareto.hpp"
+#include "agent/search/replay.hpp"
+#include "agent/search/strategy.hpp"
+#include "agent/store/store.hpp"
+#include "test_util.hpp"
+
+namespace sg::agent {
+namespace {
+
+using Call = std::pair<std::string, int>;
+
+nlohmann::json load(const std::string& name) {
+  auto text = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/" + name);
+  return nlohmann::json::parse(text.value());
+}
+
+struct SearchTest : ::testing::Test {
+  Manifest manifest = parse_manifest(load("recorded_manifest.json"));
+  ReplayEvaluator replay{load("recorded_trials.json")};
+  SearchOptions opts() {
+    SearchOptions o;
+    o.screen_steps = 1;
+    o.full_steps = 4;
+    return o;
+  }
+  bool called(const std::string& key, int steps) {
+    const auto& c = replay.calls();
+    return std::find(c.begin(), c.end(), Call{key, steps}) != c.end();
+  }
+};
+
+TEST_F(SearchTest, RegistryHasEveryStrategy) {
+  auto names = StrategyRegistry::instance().names();
+  for (const char* n : {"screen", "halving", "local", "greedy", "minify"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+    EXPECT_FALSE(StrategyRegistry::instance().summary(n).empty());
+  }
+  EXPECT_EQ(StrategyRegistry::instance().create("nope"), nullptr);
+}
+
+TEST_F(SearchTest, ScreenTriesEachAvailableSwitchAloneWithItsRequires) {
+  SearchContext ctx(manifest, replay, opts());
+  ctx.run_strategy("screen");
+  std::vector<Call> want = {{"A=1", 1}, {"B=1", 1}, {"A=1,C=1", 1}, {"BAD=1", 1}, {"MEM=2", 1}, {"W=1", 1}};
+  EXPECT_EQ(replay.calls(), want);  // U is unavailable: never tried
+  EXPECT_EQ(config_key(ctx.screened.at("C")), "A=1,C=1");
+}
+
+TEST_F(SearchTest, HalvingPromotesTheFasterHalfAndKeepsMemoryTradeoffs) {
+  SearchContext ctx(manifest, replay, opts());
+  ctx.run_strategy("screen");
+  ctx.run_strategy("halving");
+  // Rung 2 steps: all five accepted screens. Rung 4 steps: the two fastest + MEM.
+  for (const char* k : {"A=1", "B=1", "A=1,C=1", "MEM=2", "W=1"}) EXPECT_TRUE(called(k, 2)) << k;
+  EXPECT_TRUE(called("A=1,C=1", 4));
+  EXPECT_TRUE(called("A=1", 4));
+  EXPECT_TRUE(called("MEM=2", 4));
+  EXPECT_FALSE(called("B=1", 4));
+  EXPECT_FALSE(called("W=1", 4));
+  EXPECT_FALSE(called("BAD=1", 2));  // failed the gate at the first rung
+  EXPECT_EQ(ctx.best_single.size(), 3u);
+  EXPECT_DOUBLE_EQ(ctx.best_single.at("C").speedup, 1.4);
+}
+
+TEST_F(SearchTest, LocalFindsTheBestIntValueWithoutRepeats) {
+  SearchContext ctx(manifest, replay, opts());
+  ctx.run_strategy("local");
+  ASSERT_TRUE(ctx.best_single.count("W"));
+  EXPECT_EQ(config_key(ctx.best_single.at("W").config), "W=4");
+  EXPECT_DOUBLE_EQ(ctx.best_single.at("W").speedup, 1.15);
+  std::set<Call> unique(replay.calls().begin(), replay.calls().end());
+  EXPECT_EQ(unique.size(), replay.calls().size()) << "no configuration evaluated twice";
+  EXPECT_TRUE(called("MEM=2", 4));
+  EXPECT_TRUE(called("MEM=4", 4));
+  for (const auto& [key, steps] : replay.calls()) EXPECT_EQ(steps, 4) << key;
+}
+
+TEST_F(SearchTest, LocalRespectsItsEvaluationBudget) {
+  SearchOptions o = opts();
+  o.local_max_evals = 1;
+  SearchContext ctx(manifest, replay, o);
+  ctx.run_strategy("local");
+  EXPECT_EQ(replay.calls().size(), 2u);  // one per int switch
+}
+
+TEST_F(SearchTest, GreedyCombinesInOrderOfGainAndMinifiesFailures) {
+  SearchContext ctx(manifest, replay, opts());
+  for (const char* s : {"screen", "halving", "local", "greedy"}) ctx.run_strategy(s);
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,C=1");
+  EXPECT_TRUE(called("A=1,C=1,W=4", 4));   // re-gated: failed
+  ASSERT_EQ(ctx.conflicts.size(), 1u);    // the minifier isolated the pair
+  EXPECT_EQ(config_key(ctx.conflicts[0]), "A=1,W=4");
+  EXPECT_TRUE(called("A=1,C=1,MEM=2", 4)); // memory trade-off on top of the best
+}
+
+TEST_F(SearchTest, MinifierIsolatesTheBreakingPair) {
+  SearchContext ctx(manifest, replay, opts());
+  ctx.pending_minify.push_back(config_from_key("A=1,C=1,W=4"));
+  ctx.run_strategy("minify");
+  ASSERT_EQ(ctx.conflicts.size(), 1u);
+  EXPECT_EQ(config_key(ctx.conflicts[0]), "A=1,W=4");
+  EXPECT_TRUE(ctx.contains_conflict(config_from_key("A=1,B=1,W=4")));
+  EXPECT_FALSE(ctx.contains_conflict(config_from_key("A=1,W=2")));
+}
+
+TEST_F(SearchTest, MinifierIsolatesASingleSwitch) {
+  nlohmann::json t = {{"entries", {{{"config", {{"BAD", "1"}, {"B", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
+                                   {{"config", {{"BAD", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
+                                   {{"config", {{"B", "1"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.1}}}}};
+  ReplayEvaluator r(t);
+  SearchContext ctx(manifest, r, opts());
+  ctx.pending_minify.push_back(config_from_key("B=1,BAD=1"));
+  ctx.run_strategy("minify");
+  ASSERT_EQ(ctx.conflicts.size(), 1u);
+  EXPECT_EQ(config_key(ctx.conflicts[0]), "BAD=1");
+}
+
+TEST_F(SearchTest, BudgetStopsTheSearch) {
+  replay.budget = 3;
+  SearchContext ctx(manifest, replay, opts());
+  EXPECT_THROW(ctx.run_strategy("screen"), BudgetExhausted);
+  EXPECT_EQ(replay.calls().size(), 3u);
+}
+
+TEST(Pareto, FrontierAndBudgetPick) {
+  std::vector<FrontierPoint> pts = {{1, 1.0, 90, 0}, {2, 1.4, 90, 2}, {3, 1.3, 90, 1},
+                                    {4, 0.9, 50, 1}, {5, 0.85, 30, 1}, {6, 1.26, 50, 3}};
+  std::vector<std::int64_t> ids;
+  for (auto i : pareto_frontier(pts)) ids.push_back(pts[i].id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{5, 6, 2}));
+  EXPECT_EQ(pts[*pick_for_budget(pts, 141)].id, 2);
+  EXPECT_EQ(pts[*pick_for_budget(pts, 80)].id, 6);
+  EXPECT_EQ(pts[*pick_for_budget(pts, 40)].id, 5);
+  EXPECT_FALSE(pick_for_budget(pts, 20).has_value());
+}
+
+TEST(Pareto, TieGoesToFewerSwitches) {
+  std::vector<FrontierPoint> pts = {{1, 1.2, 50, 3}, {2, 1.2, 50, 1}};
+  EXPECT_EQ(pts[*pick_for_budget(pts, 60)].id, 2);
+  auto f = pareto_frontier(pts);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(pts[f[0]].id, 2);
+}
+
+TEST(Replay, FromAStoredCampaign) {
+  std::string dir = test::make_temp_dir("replay");
+  {
+    Store s(dir + "/sg.db");
+    CampaignRow c;
+    c.workload = "wam";
+    c.size = "tiny";
+    c.trainer = "x";
+    c.manifest = nlohmann::json::object();
+    c.options = nlohmann::json::object();
+    auto cid = s.create_campaign(c);
+    EvaluationRow e;
+    e.campaign_id = cid;
+    e.strategy = "screen";
+    e.config_key = "A=1";
+    e.steps = 4;
+    e.disposition = Disposition::accepted;
+    e.gate_class = "bitwise";
+    e.speedup = 1.25;
+    s.add_evaluation(e);
+    ReplayEvaluator r = ReplayEvaluator::from_store(s, cid);
+    Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test");
+    EXPECT_EQ(got.disposition, Disposition::accepted);
+    EXPECT_DOUBLE_EQ(got.speedup, 1.25);
+    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test").disposition, Disposition::crash);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sg::agent

@@ -1,0 +1,206 @@
+// Store: schema mirror, pragmas, migrations, newer-schema refusal, NaN, stale rows.
+#include "agent/store/store.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
+#include "agent/store/schema.hpp"
+#include "test_util.hpp"
+
+namespace sg::agent {
+namespace {
+
+struct StoreTest : ::testing::Test {
+  std::string dir = test::make_temp_dir("store");
+  std::string db = dir + "/sg.db";
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::int64_t campaign(Store& s) {
+    CampaignRow c;
+    c.workload = "wam";
+    c.size = "tiny";
+    c.trainer = "/bin/true";
+    c.manifest = nlohmann::json::object();
+    c.options = nlohmann::json::object();
+    return s.create_campaign(c);
+  }
+};
+
+TEST_F(StoreTest, EmbeddedSchemaMirrorsResultsSchemaSql) {
+  auto file = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/results/schema.sql");
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(*file, std::string(schema_v1_sql()));
+}
+
+TEST_F(StoreTest, FreshDatabaseIsCurrentWalWithBusyTimeout) {
+  Store s(db);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
+  EXPECT_EQ(s.db().execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_GE(s.db().execAndGet("PRAGMA busy_timeout").getInt(), 5000);
+}
+
+TEST_F(StoreTest, ReopenDoesNotMigrateTwice) {
+  { Store s(db); campaign(s); }
+  Store s(db);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
+  EXPECT_TRUE(s.latest_campaign(false).has_value());
+}
+
+TEST_F(StoreTest, MigratesFromVersionZero) {
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("CREATE TABLE unrelated(x)");
+    EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 0);
+  }
+  Store s(db);
+  EXPECT_EQ(s.schema_version(), 1);
+  EXPECT_TRUE(s.db().tableExists("trials"));
+  EXPECT_TRUE(s.db().tableExists("projections"));
+  EXPECT_TRUE(s.db().tableExists("unrelated"));
+}
+
+TEST_F(StoreTest, NewerSchemaIsRefusedAndUntouched) {
+  { Store s(db); }
+  {
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE);
+    raw.exec("PRAGMA user_version = 99");
+  }
+  try {
+    Store s(db);
+    FAIL() << "a newer schema must be refused";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Store(db, /*read_only=*/true), StoreError);
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 99);
+}
+
+TEST_F(StoreTest, FailedMigrationRollsBack) {
+  {
+    // A pre-existing table of the same name makes migration 1 fail half-way.
+    SQLite::Database raw(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec("CREATE TABLE trials(x)");
+  }
+  EXPECT_THROW(Store s(db), StoreError);
+  SQLite::Database raw(db, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 0);
+  EXPECT_FALSE(raw.tableExists("environments"));
+}
+
+TEST_F(StoreTest, NanIsStoredExplicitly) {
+  Store s(db);
+  auto cid = campaign(s);
+  ProjectionRow p;
+  p.campaign_id = cid;
+  p.inputs = nlohmann::json::object();
+  p.projected_bytes = 1;
+  p.measured_bytes = std::nan("");
+  p.relative_error = INFINITY;
+  s.add_projection(p);
+  SQLite::Statement q(s.db(), "SELECT measured_bytes, relative_error, typeof(measured_bytes) FROM projections");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_TRUE(std::isnan(column_real(q.getColumn(0))));
+  EXPECT_TRUE(std::isinf(column_real(q.getColumn(1))));
+  EXPECT_EQ(q.getColumn(2).getString(), "text");  // not NULL
+}
+
+TEST_F(StoreTest, ClaimTakesTheQueuedRow) {
+  Store s(db);
+  TrialRow t;
+  t.campaign_id = campaign(s);
+  t.trial_key = "k";
+  t.purpose = "candidate";
+  auto id = s.claim_trial(t);
+  auto row = s.find_trial(t.campaign_id, "k");
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->id, id);
+  EXPECT_EQ(row->state, "running");
+  EXPECT_EQ(row->controller_pid, ::getpid());
+}
+
+TEST_F(StoreTest, DeadControllerTrialMarkedStaleExactlyOnceAndRequeued) {
+  Store s(db);
+  TrialRow t;
+  t.campaign_id = campaign(s);
+  t.trial_key = "cand|A=1";
+  t.purpose = "candidate";
+  auto id = s.claim_trial(t);
+  // Simulate a controller that was killed: a pid that no longer exists.
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  SQLite::Statement up(s.db(), "UPDATE trials SET controller_pid = ? WHERE id = ?");
+  up.bind(1, static_cast<int>(child));
+  up.bind(2, id);
+  up.exec();
+
+  auto marked = s.mark_stale_and_requeue(t.campaign_id, /*stale_after_s=*/3600);
+  ASSERT_EQ(marked.size(), 1u);
+  EXPECT_EQ(marked[0], id);
+  EXPECT_TRUE(s.mark_stale_and_requeue(t.campaign_id, 3600).empty()) << "exactly once";
+  Store other(db);  // a second controller sees nothing left to mark either
+  EXPECT_TRUE(other.mark_stale_and_requeue(t.campaign_id, 3600).empty());
+
+  auto rows = s.trials(t.campaign_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].disposition, Disposition::stale);
+  EXPECT_EQ(rows[0].state, "finished");
+  EXPECT_EQ(rows[1].state, "queued");
+  EXPECT_EQ(rows[1].requeued_from, id);
+  // The next claim for the key takes the queued row instead of inserting.
+  EXPECT_EQ(s.claim_trial(t), rows[1].id);
+}
+
+TEST_F(StoreTest, LiveControllerTrialIsNotStale) {
+  Store s(db);
+  TrialRow t;
+  t.campaign_id = campaign(s);
+  t.trial_key = "k";
+  t.purpose = "candidate";
+  s.claim_trial(t);  // our own pid, fresh heartbeat
+  EXPECT_TRUE(s.mark_stale_and_requeue(t.campaign_id, 3600).empty());
+  // ...but a silent heartbeat makes it stale even when the pid lives.
+  s.db().exec("UPDATE trials SET heartbeat_at = 0, controller_pid = 1");
+  EXPECT_EQ(s.mark_stale_and_requeue(t.campaign_id, 60).size(), 1u);
+}
+
+TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
+  Store s(db);
+  EvaluationRow e;
+  e.campaign_id = campaign(s);
+  e.strategy = "screen";
+  e.config_key = "A=1";
+  e.steps = 4;
+  e.disposition = Disposition::accepted;
+  e.gate_class = "bitwise";
+  e.trial_ids = {1, 2};
+  auto id1 = s.add_evaluation(e);
+  e.disposition = Disposition::slower;
+  auto id2 = s.add_evaluation(e);
+  EXPECT_EQ(id1, id2);
+  auto all = s.evaluations(e.campaign_id);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].disposition, Disposition::slower);
+  EXPECT_EQ(all[0].trial_ids, (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST_F(StoreTest, WritesUseImmediateTransactionsAndRollBack) {
+  Store s(db);
+  auto cid = campaign(s);
+  EXPECT_THROW(s.write([&] {
+    s.db().exec("UPDATE campaigns SET note = 'x'");
+    throw std::runtime_error("boom");
+  }), std::runtime_error);
+  EXPECT_EQ(s.campaign(cid)->note, "");
+}
+
+}  // namespace
+}  // namespace sg::agent
