@@ -26,18 +26,19 @@ MANIFEST=$("$BIN" describe --json)
 # "SG_A=1 SG_B=1" strings (one configuration per line): bools 1, enums each non-default
 # value, int memory switches their smallest candidate (CKPT_LAYERS=0: no recompute),
 # int schedule switches their largest (most workers).
-PICK='def pick: if .type == "int"
-                then (.values - [.default] | map(tonumber) | if length == 0 then empty
-                      else (if $eff == "schedule" then max else min end) end | tostring)
-                else (.values - [.default])[] end;'
+PICK='def pick: .effect as $eff
+  | if .type == "int"
+    then (.values - [.default] | map(tonumber)
+          | if length == 0 then empty else (if $eff == "schedule" then max else min end | tostring) end)
+    else (.values - [.default])[] end;'
 mapfile -t SINGLE < <(jq -r "$PICK"'
-  .switches[] | select(.available) | . as $s | .effect as $eff
+  .switches[] | select(.available) | . as $s
   | ($s | pick) as $v
   | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"]) | join(" ")' <<<"$MANIFEST")
 # All speed and schedule switches together (bools on, the last enum value, the picked
 # int) plus no activation recompute and whatever they require.
 ALL=$(jq -r "$PICK"'
-  [.switches[] | select(.available and (.effect == "speed" or .effect == "schedule")) | . as $s | .effect as $eff
+  [.switches[] | select(.available and (.effect == "speed" or .effect == "schedule")) | . as $s
    | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
   + [.switches[] | select(.available and .name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
 

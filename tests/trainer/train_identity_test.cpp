@@ -41,6 +41,26 @@ TEST(TrainIdentity, OtherSeedDiffers) {
   EXPECT_NE(baseline().result.at("param_digest"), b.result.at("param_digest"));
 }
 
+// Long enough that the 40 prompts repeat: whole batches hit the cache, and the offloaded
+// encoder is loaded only for batches with a miss. Still bitwise the default.
+TEST(TrainIdentity, TextCacheHitsStayBitwise) {
+  const std::string args = tiny_run(/*steps=*/30) + " --eval-batches 0";
+  const auto base = run_trainer(args);
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const auto cached = run_trainer(args, {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}});
+  ASSERT_EQ(cached.exit_code, 0) << cached.stderr_text;
+  const auto& stats = cached.result.at("extra").at("text_cache");
+  EXPECT_GT(stats.at("hits").get<int>(), 20);
+  const int loads = cached.result.at("extra").at("text_encoder_offload").at("loads").get<int>();
+  EXPECT_LT(loads, 30);
+  EXPECT_GT(loads, 0);
+  for (size_t i = 0; i < 30; ++i) {
+    EXPECT_EQ(base.result["step_records"][i]["loss_bits"], cached.result["step_records"][i]["loss_bits"]) << i;
+  }
+  EXPECT_EQ(base.result.at("param_digest"), cached.result.at("param_digest"));
+  EXPECT_EQ(base.result.at("optimizer_digest"), cached.result.at("optimizer_digest"));
+}
+
 struct BitwiseCase {
   const char* name;
   std::map<std::string, std::string> env;
