@@ -200,6 +200,9 @@ class AdapterTest(unittest.TestCase):
         r = self.train("noeval", steps=2, extra=["--eval-batches", "0"])
         self.assertIsNone(r["eval_loss"])
         self.assertEqual(r["eval_loss_bits"], "")
+        # 2 steps <= 2 warm-up steps: throughput over all steps rather than none
+        self.assertEqual(r["steady_state_steps"], 2)
+        self.assertGreater(r["samples_per_s"], 0)
 
     def test_cache_counters_in_extra(self):
         bounded = self.train("sw", SG_DATA_CACHE="1", SG_CACHE_LIMIT="32")

@@ -516,7 +516,9 @@ def run(args, values):
         traceback.print_exc()
         status, error, exit_code, eval_loss = "error", "%s: %s" % (type(e).__name__, e), 1, float("nan")
 
-    steady = records[args.warmup_steps:]
+    # Steady state: the steps after --warmup-steps; a run too short to have any counts
+    # all its steps (as speedgate-train does), so samples/s is always measured.
+    steady = records[args.warmup_steps:] if len(records) > args.warmup_steps else records
     steady_s = sum(r["seconds"] for r in steady)
     samples_per_s = len(steady) * global_batch / steady_s if steady and steady_s > 0 else 0.0
     grad_bytes = param_bytes
