@@ -15,6 +15,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libjs-chart.js
   python3-torch
+  # dashboard tests: promtool + a real Prometheus server, headless Chromium
+  prometheus chromium
 )
 
 missing=()

@@ -33,6 +33,8 @@ packages=(
   # fmt 9.1 (= the host's and Debian's): torch 2.11 bundles fmt 12 in torch/include,
   # which breaks spdlog; the carried headers are put first (see unpack-debs.sh)
   libfmt-dev libfmt9
+  # Chart.js for the dashboard, embedded in the controller at build time
+  libjs-chart.js
 )
 packages+=("$@")
 

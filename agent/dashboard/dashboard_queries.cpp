@@ -1,0 +1,252 @@
+#include "agent/dashboard/dashboard_queries.hpp"
+
+#include <cmath>
+#include <map>
+
+namespace sg::agent::dashboard {
+namespace {
+
+using nlohmann::json;
+
+// A column as JSON: numbers stay numbers, the stored 'NaN'/'Inf' texts become null
+// (JSON has no NaN), other text stays text.
+json value(const SQLite::Column& c) {
+  if (c.isNull()) return nullptr;
+  if (c.isInteger()) return c.getInt64();
+  if (c.isFloat()) {
+    const double d = c.getDouble();
+    return std::isfinite(d) ? json(d) : json(nullptr);
+  }
+  const std::string s = c.getString();
+  if (s == "NaN" || s == "Inf" || s == "-Inf") return nullptr;
+  return s;
+}
+
+json row(SQLite::Statement& q) {
+  json out = json::object();
+  for (int i = 0; i < q.getColumnCount(); ++i) out[q.getColumnName(i)] = value(q.getColumn(i));
+  return out;
+}
+
+json rows(SQLite::Statement& q) {
+  json out = json::array();
+  while (q.executeStep()) out.push_back(row(q));
+  return out;
+}
+
+json parse_or(const json& text, json fallback) {
+  if (!text.is_string()) return fallback;
+  auto parsed = json::parse(text.get<std::string>(), nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? fallback : parsed;
+}
+
+// A REAL column that may hold the text 'NaN'/'Inf' (how the store keeps non-finite
+// values) as a JSON number or null.
+std::string finite(const std::string& column) {
+  return "CASE WHEN typeof(" + column + ") IN ('integer', 'real') THEN " + column + " END";
+}
+
+// One evaluation as a JSON object, built by SQLite.
+std::string evaluation_object() {
+  return "json_object('id', v.id, 'campaign_id', v.campaign_id, 'strategy', v.strategy, "
+         "'config_key', v.config_key, 'steps', v.steps, 'disposition', v.disposition, "
+         "'gate_class', v.gate_class, 'reason', v.reason, 'speedup', " + finite("v.speedup") +
+         ", 'speedup_spread', " + finite("v.speedup_spread") + ", 'samples_per_s', " +
+         finite("v.samples_per_s") + ", 'projected_peak_bytes', " + finite("v.projected_peak_bytes") +
+         ", 'trial_ids', json(v.trial_ids_json), 'on_frontier', v.on_frontier, "
+         "'created_at', v.created_at, 'measured_peak_bytes', "
+         "(SELECT MAX(t.peak_allocated_bytes) FROM json_each(v.trial_ids_json) j "
+         " JOIN trials t ON t.id = j.value))";
+}
+
+std::string json_array_of(SQLite::Database& db, const std::string& sql, std::int64_t campaign_id) {
+  SQLite::Statement q(db, sql);
+  q.bind(1, campaign_id);
+  if (!q.executeStep() || q.getColumn(0).isNull()) return "[]";
+  return q.getColumn(0).getString();
+}
+
+}  // namespace
+
+json campaigns(SQLite::Database& db) {
+  SQLite::Statement q(db,
+      "SELECT c.id, c.created_at, c.finished_at, c.state, c.workload, c.size, c.deterministic, "
+      "c.note, e.fingerprint_hash, "
+      "(SELECT COUNT(*) FROM evaluations v WHERE v.campaign_id = c.id) AS evaluations, "
+      "(SELECT COUNT(*) FROM trials t WHERE t.campaign_id = c.id) AS runs, "
+      "(SELECT MAX(v.speedup) FROM evaluations v WHERE v.campaign_id = c.id "
+      " AND v.disposition = 'accepted') AS best_speedup "
+      "FROM campaigns c LEFT JOIN environments e ON e.id = c.environment_id ORDER BY c.id DESC");
+  json out = rows(q);
+  for (auto& c : out) {
+    if (c["deterministic"].is_number()) c["deterministic"] = c["deterministic"].get<int>() != 0;
+  }
+  return out;
+}
+
+bool campaign_exists(SQLite::Database& db, std::int64_t campaign_id) {
+  SQLite::Statement q(db, "SELECT 1 FROM campaigns WHERE id = ?");
+  q.bind(1, campaign_id);
+  return q.executeStep();
+}
+
+std::string campaign_trials(SQLite::Database& db, std::int64_t campaign_id) {
+  return json_array_of(db, "SELECT json_group_array(" + evaluation_object() +
+                               ") FROM (SELECT * FROM evaluations WHERE campaign_id = ? ORDER BY id) v",
+                       campaign_id);
+}
+
+json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const TrialPage& page) {
+  const std::string where =
+      " WHERE campaign_id = :c AND (:d = '' OR disposition = :d) AND (:t = '' OR "
+      "instr(lower(config_key || ' ' || reason || ' ' || strategy), lower(:t)) > 0)";
+  SQLite::Statement count(db, "SELECT COUNT(*) FROM evaluations" + where);
+  SQLite::Statement q(db, "SELECT json_group_array(" + evaluation_object() +
+                              ") FROM (SELECT * FROM evaluations" + where +
+                              " ORDER BY id LIMIT :l OFFSET :o) v");
+  for (auto* st : {&count, &q}) {
+    st->bind(":c", campaign_id);
+    st->bind(":d", page.disposition);
+    st->bind(":t", page.text);
+  }
+  q.bind(":l", page.limit);
+  q.bind(":o", page.offset);
+  count.executeStep();
+  q.executeStep();
+  return {{"matched", count.getColumn(0).getInt64()},
+          {"offset", page.offset},
+          {"trials", json::parse(q.getColumn(0).isNull() ? "[]" : q.getColumn(0).getString())}};
+}
+
+std::string campaign_series(SQLite::Database& db, std::int64_t campaign_id) {
+  SQLite::Statement q(db,
+      "SELECT json_object('id', json_group_array(id), 'disposition', json_group_array(disposition), "
+      "'speedup', json_group_array(" + finite("speedup") + "), 'samples_per_s', json_group_array(" +
+      finite("samples_per_s") + "), 'projected_peak_bytes', json_group_array(" +
+      finite("projected_peak_bytes") + "), 'measured_peak_bytes', json_group_array(measured), "
+      "'on_frontier', json_group_array(on_frontier)) FROM (SELECT v.*, "
+      "(SELECT MAX(t.peak_allocated_bytes) FROM json_each(v.trial_ids_json) j "
+      " JOIN trials t ON t.id = j.value) AS measured FROM evaluations v "
+      "WHERE v.campaign_id = ? ORDER BY v.id)");
+  q.bind(1, campaign_id);
+  q.executeStep();
+  return q.getColumn(0).getString();
+}
+
+std::string campaign_frontier(SQLite::Database& db, std::int64_t campaign_id) {
+  return json_array_of(db, "SELECT json_group_array(" + evaluation_object() +
+                               ") FROM (SELECT * FROM evaluations WHERE campaign_id = ? AND "
+                               "on_frontier = 1 ORDER BY projected_peak_bytes) v",
+                       campaign_id);
+}
+
+std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id) {
+  return json_array_of(db,
+      "SELECT json_group_array(json_object('id', id, 'config_key', config_key, "
+      "'target_micro_batch', target_micro_batch, 'world_size', world_size, 'zero_stage', "
+      "zero_stage, 'projected_bytes', " + finite("projected_bytes") + ", 'measured_bytes', " +
+      finite("measured_bytes") + ", 'relative_error', " + finite("relative_error") +
+      ")) FROM (SELECT * FROM projections WHERE campaign_id = ? ORDER BY id)", campaign_id);
+}
+
+json campaign_presets(SQLite::Database& db, std::int64_t campaign_id) {
+  SQLite::Statement q(db,
+      "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id, "
+      "p.speedup, p.speedup_spread, p.projected_peak_bytes, p.fingerprint_hash, p.created_at, "
+      "v.samples_per_s FROM presets p LEFT JOIN evaluations v ON v.id = p.evaluation_id "
+      "WHERE p.campaign_id = ? AND p.id IN (SELECT MAX(id) FROM presets WHERE campaign_id = ? "
+      "GROUP BY name) ORDER BY p.name");
+  q.bind(1, campaign_id);
+  q.bind(2, campaign_id);
+  return rows(q);
+}
+
+json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id) {
+  json out = json::array();
+  SQLite::Statement q(db, "SELECT options_json FROM campaigns WHERE id = ?");
+  q.bind(1, campaign_id);
+  if (q.executeStep()) {
+    const json options = parse_or(value(q.getColumn(0)), json::object());
+    const json budgets = options.is_object() ? options.value("memory_budgets", json()) : json();
+    if (budgets.is_object()) {
+      for (const auto& [name, bytes] : budgets.items()) {
+        if (bytes.is_number()) out.push_back({{"name", name}, {"bytes", bytes}});
+      }
+    } else if (budgets.is_array()) {
+      for (const auto& b : budgets) {
+        if (b.is_object() && b.contains("name") && b.contains("bytes")) {
+          out.push_back({{"name", b["name"]}, {"bytes", b["bytes"]}});
+        }
+      }
+    }
+  }
+  if (!out.empty()) return out;
+  SQLite::Statement p(db,
+      "SELECT name, MAX(budget_bytes) FROM presets WHERE campaign_id = ? GROUP BY name");
+  p.bind(1, campaign_id);
+  while (p.executeStep()) out.push_back({{"name", p.getColumn(0).getString()}, {"bytes", value(p.getColumn(1))}});
+  return out;
+}
+
+json presets(SQLite::Database& db) {
+  SQLite::Statement q(db,
+      "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id, "
+      "p.trial_ids_json, p.speedup, p.speedup_spread, p.projected_peak_bytes, p.fingerprint_hash, "
+      "p.created_at, v.samples_per_s FROM presets p LEFT JOIN evaluations v ON v.id = p.evaluation_id "
+      "ORDER BY p.id");
+  json out = rows(q);
+  for (auto& p : out) {
+    p["trial_ids"] = parse_or(p["trial_ids_json"], json::array());
+    p.erase("trial_ids_json");
+  }
+  return out;
+}
+
+json preset_series(SQLite::Database& db) {
+  SQLite::Statement q(db,
+      "SELECT p.name, p.campaign_id, c.created_at, p.speedup, p.speedup_spread FROM presets p "
+      "JOIN campaigns c ON c.id = p.campaign_id WHERE p.id IN (SELECT MAX(id) FROM presets "
+      "GROUP BY name, campaign_id) ORDER BY p.campaign_id, p.name");
+  json out = json::object();
+  while (q.executeStep()) {
+    const std::string name = q.getColumn(0).getString();
+    out[name].push_back({{"campaign_id", value(q.getColumn(1))},
+                         {"created_at", value(q.getColumn(2))},
+                         {"speedup", value(q.getColumn(3))},
+                         {"spread", value(q.getColumn(4))}});
+  }
+  return out;
+}
+
+std::optional<json> run(SQLite::Database& db, std::int64_t trial_id) {
+  SQLite::Statement q(db,
+      "SELECT id, campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+      "micro_batch, grad_accum, repeat, state, disposition, run_ok, reason, started_at, "
+      "finished_at, wall_s, exit_code, signal, samples_per_s, tokens_per_s, "
+      "peak_allocated_bytes, peak_reserved_bytes, breakdown_json, param_digest, "
+      "optimizer_digest, eval_loss, eval_loss_bits FROM trials WHERE id = ?");
+  q.bind(1, trial_id);
+  if (!q.executeStep()) return std::nullopt;
+  json r = row(q);
+  r["config"] = parse_or(r["config_json"], json::object());
+  r["breakdown"] = parse_or(r["breakdown_json"], json::object());
+  r.erase("config_json");
+  r.erase("breakdown_json");
+  SQLite::Statement s(db,
+      "SELECT step, loss, loss_bits, grad_norm, grad_norm_bits, seconds FROM steps "
+      "WHERE trial_id = ? ORDER BY step");
+  s.bind(1, trial_id);
+  r["steps"] = rows(s);
+  return r;
+}
+
+std::optional<std::string> run_log_path(SQLite::Database& db, std::int64_t trial_id,
+                                        const std::string& stream) {
+  if (stream != "stdout" && stream != "stderr") return std::nullopt;
+  SQLite::Statement q(db, "SELECT " + stream + "_log FROM trials WHERE id = ?");
+  q.bind(1, trial_id);
+  if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
+  return q.getColumn(0).getString();
+}
+
+}  // namespace sg::agent::dashboard

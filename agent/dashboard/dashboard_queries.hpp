@@ -1,0 +1,46 @@
+// Read-only queries behind the dashboard and its JSON API (/api/v1/...). Each returns
+// JSON built from the store's tables; NaN/Inf (stored as text) come out as null.
+// A "trial" on the dashboard is an evaluation: one candidate configuration judged by
+// the gate, with the trainer runs (trials table rows) that justify it.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+namespace sg::agent::dashboard {
+
+nlohmann::json campaigns(SQLite::Database& db);
+bool campaign_exists(SQLite::Database& db, std::int64_t campaign_id);
+// The long lists come back as JSON text built inside SQLite (json_group_array): with
+// 10,000 trials that is an order of magnitude faster than building nlohmann objects.
+std::string campaign_trials(SQLite::Database& db, std::int64_t campaign_id);
+
+// One page of a campaign's trials for the table, filtered by disposition (exact) and
+// text (case-insensitive substring of config, reason or strategy); newest last.
+struct TrialPage {
+  std::string disposition, text;
+  std::int64_t offset = 0, limit = 200;
+};
+nlohmann::json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id,
+                                   const TrialPage& page);
+// Every trial of a campaign as columns (id, disposition, speedup, samples_per_s,
+// projected and measured peak bytes, on_frontier): what the charts draw.
+std::string campaign_series(SQLite::Database& db, std::int64_t campaign_id);
+std::string campaign_frontier(SQLite::Database& db, std::int64_t campaign_id);
+std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id);
+nlohmann::json campaign_presets(SQLite::Database& db, std::int64_t campaign_id);
+// Memory budgets of a campaign: from its options, else from its presets.
+nlohmann::json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id);
+nlohmann::json presets(SQLite::Database& db);
+// Speedup of each preset name across campaigns (nights), oldest first.
+nlohmann::json preset_series(SQLite::Database& db);
+// One trainer run with its per-step series; nullopt when absent.
+std::optional<nlohmann::json> run(SQLite::Database& db, std::int64_t trial_id);
+// The stored path of a run's stdout or stderr log; nullopt when absent.
+std::optional<std::string> run_log_path(SQLite::Database& db, std::int64_t trial_id,
+                                        const std::string& stream);
+
+}  // namespace sg::agent::dashboard

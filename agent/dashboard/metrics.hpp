@@ -1,0 +1,15 @@
+// /metrics: the store's state in Prometheus text format (0.0.4), built fresh on every
+// scrape through prometheus-cpp (Registry + TextSerializer). Names carry the
+// `speedgate_` prefix and base units (bytes, seconds, ratios).
+#pragma once
+#include <string>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+namespace sg::agent::dashboard {
+
+constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+std::string render_metrics(SQLite::Database& db);
+
+}  // namespace sg::agent::dashboard

@@ -1,0 +1,180 @@
+#include "agent/dashboard/router.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <vector>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/dashboard/assets.hpp"
+#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/dashboard/metrics.hpp"
+#include "agent/store/store.hpp"
+
+namespace sg::agent::dashboard {
+namespace {
+
+using nlohmann::json;
+
+HttpResponse not_found() { return {404, "text/plain; charset=utf-8", "not found\n"}; }
+
+HttpResponse json_response(const json& body) {
+  // error_handler::replace: invalid UTF-8 from a log or config never breaks the response.
+  return {200, "application/json", body.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> parts;
+  while (!path.empty()) {
+    const auto slash = path.find('/');
+    const auto part = path.substr(0, slash);
+    if (!part.empty()) parts.push_back(part);
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return parts;
+}
+
+std::optional<std::int64_t> parse_id(std::string_view s) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string url_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() &&
+               hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The decoded value of `name` in an application/x-www-form-urlencoded query; "" if absent.
+std::string query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+HttpResponse Router::handle(std::string_view method, std::string_view path,
+                            std::string_view query) const {
+  if (method != "GET" && method != "HEAD") return {405, "text/plain; charset=utf-8", "GET only\n"};
+  if (const auto q = path.find('?'); q != std::string_view::npos) {
+    query = path.substr(q + 1);
+    path = path.substr(0, q);
+  }
+  try {
+    if (path == "/metrics") {
+      Store store(db_path_, /*read_only=*/true);
+      return {200, kMetricsContentType, render_metrics(store.db())};
+    }
+    if (path.rfind("/api/", 0) == 0) return api(path, query);
+    if (path.rfind("/logs/", 0) == 0) return log(path);
+  } catch (const std::exception& e) {
+    return {500, "text/plain; charset=utf-8", std::string("error: ") + e.what() + "\n"};
+  }
+  if (const Asset* asset = find_asset(path)) {
+    return {200, std::string(asset->content_type), std::string(asset->bytes)};
+  }
+  return not_found();
+}
+
+HttpResponse Router::api(std::string_view path, std::string_view query) const {
+  const auto parts = split_path(path);  // api, v1, ...
+  if (parts.size() < 3 || parts[1] != "v1") return not_found();
+  Store store(db_path_, /*read_only=*/true);
+  auto& db = store.db();
+  if (parts.size() == 3 && parts[2] == "campaigns") return json_response({{"campaigns", campaigns(db)}});
+  if (parts.size() == 3 && parts[2] == "presets") return json_response({{"presets", presets(db)}});
+  if (parts.size() == 4 && parts[2] == "series" && parts[3] == "presets") {
+    return json_response({{"series", preset_series(db)}});
+  }
+  if (parts.size() == 4 && parts[2] == "runs") {
+    const auto id = parse_id(parts[3]);
+    const auto r = id ? run(db, *id) : std::nullopt;
+    return r ? json_response(*r) : not_found();
+  }
+  if (parts.size() == 5 && parts[2] == "campaigns") {
+    const auto id = parse_id(parts[3]);
+    if (!id || !campaign_exists(db, *id)) return not_found();
+    const auto what = parts[4];
+    // The long arrays are JSON text from SQLite; wrap them without re-parsing.
+    const auto wrap = [](const std::string& key, const std::string& array, const json& extra) {
+      std::string body = extra.dump(-1, ' ', false, json::error_handler_t::replace);
+      body.pop_back();  // '}'
+      if (body.size() > 1) body += ",";
+      return HttpResponse{200, "application/json", body + "\"" + key + "\":" + array + "}"};
+    };
+    if (what == "trials") {
+      if (query.empty()) {
+        return wrap("trials", campaign_trials(db, *id),
+                    {{"campaign_id", *id}, {"budgets", campaign_budgets(db, *id)}});
+      }
+      TrialPage page;
+      page.disposition = query_param(query, "disposition");
+      page.text = query_param(query, "q");
+      page.offset = parse_id(query_param(query, "offset")).value_or(0);
+      page.limit = std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
+      json body = campaign_trial_page(db, *id, page);
+      body["campaign_id"] = *id;
+      return json_response(body);
+    }
+    if (what == "series") {
+      return wrap("series", campaign_series(db, *id),
+                  {{"campaign_id", *id}, {"budgets", campaign_budgets(db, *id)}});
+    }
+    if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
+    if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
+    if (what == "presets") return json_response({{"presets", campaign_presets(db, *id)}});
+  }
+  return not_found();
+}
+
+HttpResponse Router::log(std::string_view path) const {
+  // /logs/<run id>/<stdout|stderr>: the file named in the DB for that run, nothing else.
+  const auto parts = split_path(path);
+  if (parts.size() != 3) return not_found();
+  const auto id = parse_id(parts[1]);
+  if (!id) return not_found();
+  Store store(db_path_, /*read_only=*/true);
+  const auto file = run_log_path(store.db(), *id, std::string(parts[2]));
+  if (!file) return not_found();
+  std::ifstream in(*file, std::ios::binary | std::ios::ate);
+  if (!in) return not_found();
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = size > static_cast<std::streamoff>(kMaxLogBytes)
+                                   ? size - static_cast<std::streamoff>(kMaxLogBytes) : 0;
+  in.seekg(start);
+  std::string body(static_cast<std::size_t>(size - start), '\0');
+  in.read(body.data(), static_cast<std::streamsize>(body.size()));
+  return {200, "text/plain; charset=utf-8", std::move(body)};
+}
+
+}  // namespace sg::agent::dashboard

@@ -1,0 +1,197 @@
+// The dashboard served for real on a loopback port: raw HTTP (traversal, HEAD),
+// `promtool check metrics` on a live scrape, a real Prometheus server scraping it, and
+// headless Chromium rendering the charts (a screenshot is kept as a test artifact).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/dashboard/server.hpp"
+#include "benchmarks/http_get.hpp"
+#include "benchmarks/synthetic_store.hpp"
+
+namespace sg::agent::dashboard {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct Shell {
+  int code = -1;
+  std::string out;
+};
+
+Shell shell(const std::string& cmd) {
+  Shell r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class DashboardLiveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sg-live-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    db_ = (dir_ / "store.db").string();
+    bench::SyntheticStoreSpec spec;
+    spec.campaigns = 3;
+    spec.evaluations_per_campaign = 40;
+    spec.log_dir = (dir_ / "logs").string();
+    counts_ = bench::write_synthetic_store(db_, spec);
+    server_ = std::make_unique<Server>(db_, ListenAddress{"127.0.0.1", 0});
+    port_ = server_->port();
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  std::string db_;
+  bench::SyntheticStoreCounts counts_;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+};
+
+TEST_F(DashboardLiveTest, TraversalAttemptsOverTheWireAre404) {
+  EXPECT_EQ(bench::http_get(port_, "/").status, 200);
+  for (const char* target : {"/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+                             "/static/..%2f..%2f..%2fetc%2fpasswd", "/static/../../store.db",
+                             "/logs/1/..%2f..%2fstore.db", "/api/v1/../../../etc/passwd"}) {
+    const auto r = bench::http_get(port_, target);
+    EXPECT_EQ(r.status, 404) << target << "\n" << r.headers;
+    EXPECT_EQ(r.body.find("root:"), std::string::npos) << target;
+  }
+}
+
+TEST_F(DashboardLiveTest, MetricsHaveTheExpositionContentType) {
+  const auto r = bench::http_get(port_, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.headers.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"), std::string::npos)
+      << r.headers;
+  const auto head = bench::http_get(port_, "/metrics", "HEAD");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(head.body.empty());
+}
+
+TEST_F(DashboardLiveTest, PromtoolAcceptsALiveScrape) {
+  const auto r = bench::http_get(port_, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  const auto file = dir_ / "scrape.txt";
+  std::ofstream(file) << r.body;
+  const auto check = shell("promtool check metrics < " + file.string() + " 2>&1");
+  EXPECT_EQ(check.code, 0) << check.out << "\n--- scrape ---\n" << r.body;
+}
+
+TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
+  const int prom_port = free_port();
+  const auto config = dir_ / "prometheus.yml";
+  std::ofstream(config) << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                        << "scrape_configs:\n  - job_name: speedgate\n    static_configs:\n"
+                        << "      - targets: ['127.0.0.1:" << port_ << "']\n";
+  const auto log = dir_ / "prometheus.log";
+  const std::string cmd = "prometheus --config.file=" + config.string() + " --storage.tsdb.path=" +
+                          (dir_ / "tsdb").string() + " --web.listen-address=127.0.0.1:" +
+                          std::to_string(prom_port) + " > " + log.string() + " 2>&1 & echo $!";
+  const auto started = shell(cmd);
+  ASSERT_EQ(started.code, 0);
+  const int pid = std::stoi(started.out);
+  json values = json::object();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto r = bench::http_get(prom_port, "/api/v1/query?query=speedgate_trials_total");
+    if (r.status == 200) {
+      const auto body = json::parse(r.body, nullptr, false);
+      if (!body.is_discarded() && body.value("status", "") == "success" &&
+          !body["data"]["result"].empty()) {
+        for (const auto& series : body["data"]["result"]) {
+          values[series["metric"]["disposition"].get<std::string>()] =
+              std::stod(series["value"][1].get<std::string>());
+        }
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  ::kill(pid, SIGTERM);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_FALSE(values.empty()) << "Prometheus never returned speedgate_trials_total; its log:\n"
+                               << shell("cat " + log.string()).out;
+  EXPECT_EQ(values.value("accepted", -1.0), counts_.accepted);
+  EXPECT_EQ(values.value("gate_failed", -1.0), counts_.gate_failed);
+  EXPECT_EQ(values.value("slower", -1.0), counts_.slower);
+  EXPECT_EQ(values.value("pruned", -1.0), counts_.pruned);
+  EXPECT_EQ(values.value("oom", -1.0), counts_.oom);
+  EXPECT_EQ(values.value("crash", -1.0), 0);
+}
+
+TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
+  const std::string chromium =
+      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile").string() +
+      " --window-size=1400,2000 --virtual-time-budget=15000 ";
+  const auto dom = shell(chromium + "--dump-dom " + url + " 2>/dev/null");
+  ASSERT_EQ(dom.code, 0) << dom.out;
+  EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
+  // Newest campaign (3) is shown: 40 trials in the speedup and throughput charts, 40
+  // projections, and one trend point per night for each preset.
+  std::map<std::string, std::string> points, rendered;
+  const std::regex canvas(R"re(<canvas id="([a-z-]+)"([^>]*)>)re");
+  for (std::sregex_iterator it(dom.out.begin(), dom.out.end(), canvas), end; it != end; ++it) {
+    const std::string attrs = (*it)[2];
+    std::smatch m;
+    if (std::regex_search(attrs, m, std::regex(R"re(data-points="(\d+)")re"))) points[(*it)[1]] = m[1];
+    if (std::regex_search(attrs, m, std::regex(R"re(data-rendered="(\w+)")re"))) rendered[(*it)[1]] = m[1];
+  }
+  for (const char* id : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory", "chart-trend"}) {
+    EXPECT_EQ(rendered[id], "yes") << id << " has no ink";
+  }
+  EXPECT_EQ(points["chart-speedup"], "40");
+  EXPECT_EQ(points["chart-throughput"], "40");
+  EXPECT_EQ(points["chart-memory"], "40");
+  EXPECT_EQ(points["chart-frontier"], "40");
+  EXPECT_GE(std::stoi(points["chart-trend"].empty() ? "0" : points["chart-trend"]), 3);
+  // Values from the DB are text, never markup: the synthetic reason has a literal <b>.
+  EXPECT_EQ(dom.out.find("<b>"), std::string::npos);
+  EXPECT_NE(dom.out.find("&lt;b&gt;"), std::string::npos);
+
+  const fs::path artifacts = fs::path(SPEEDGATE_BIN_DIR).parent_path() / "test-artifacts";
+  fs::create_directories(artifacts);
+  const auto png = artifacts / "dashboard.png";
+  fs::remove(png);
+  const auto shot = shell(chromium + "--screenshot=" + png.string() + " " + url + " 2>&1");
+  EXPECT_EQ(shot.code, 0) << shot.out;
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
+}
+
+}  // namespace
+}  // namespace sg::agent::dashboard
