@@ -35,6 +35,8 @@ packages=(
   libfmt-dev libfmt9
   # Chart.js for the dashboard, embedded in the controller at build time
   libjs-chart.js
+  # jq for the benchmark scripts (results are JSON)
+  jq libjq1 libonig5
 )
 packages+=("$@")
 

@@ -12,6 +12,7 @@ mkdir -p "$out"
 build=${BUILD_DIR:-/tmp/build}
 bash .gpudeps/unpack-debs.sh >"$out/unpack.log" 2>&1 || { cat "$out/unpack.log"; exit 1; }
 . /opt/gpudeps/env.sh
+export PATH=/opt/gpudeps/usr/bin:$PATH  # carried tools (jq)
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1
 start=$(date +%s)
