@@ -25,6 +25,7 @@ int run_cli(int argc, char** argv) {
                "Exit codes: 0 ok, 1 gate or regression failure, 2 usage or bad input."};
   app.set_version_flag("--version", fmt::format("speedgate {} ({})", SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA));
   app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "stderr log level: trace|debug|info|warn|error|off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

@@ -70,11 +70,12 @@ class TuneCommand : public Command {
     Manifest manifest = describe_trainer(o_.trainer);
     std::int64_t cid = run_campaign(o_, manifest);
     Store store(o_.db_path);
-    if (!presets_out_.empty()) emit_presets(store, cid, presets_out_);
+    bool presets_ok = true;
+    if (!presets_out_.empty()) presets_ok = emit_presets(store, cid, presets_out_).all_budgets_met;
     auto summary = campaign_summary(store, cid);
     if (json_) std::cout << summary.dump(2) << "\n";
     else std::cout << format_summary(summary);
-    return 0;
+    return presets_ok ? 0 : 1;  // a budget nothing fits is a gate failure
   }
 
  private:

@@ -275,7 +275,7 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
   row.projected_peak_bytes = e.projected_peak_bytes;
   row.trial_ids = e.trial_ids;
   e.id = store_.add_evaluation(row);
-  if (!e.config.empty()) store_.set_trial_disposition(e.trial_ids, e.disposition);
+  store_.set_trial_disposition(e.trial_ids, e.disposition);
   if (e.accepted()) best_speedup_ = std::max(best_speedup_, e.speedup);
   progress(fmt::format("{} {}", to_string(e.disposition), config_label(e.config)));
   return e;

@@ -51,24 +51,28 @@ inline CliRun run_speedgate(const std::vector<std::string>& args, const std::str
   return r;
 }
 
-// True when some process of group `pgid` is still alive (zombies do not count:
-// they are dead, waiting for whoever adopted them to reap them). Polls briefly so
-// a member in the middle of dying is not reported.
+// True when some process of group `pgid` is alive right now (zombies do not
+// count: they are dead, waiting for whoever adopted them to reap them).
+inline bool group_alive_now(int pgid) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string stat = read_file(e.path().string() + "/stat", 1 << 16).value_or("");
+    auto rp = stat.rfind(')');
+    if (rp == std::string::npos || rp + 2 >= stat.size()) continue;
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    if (std::sscanf(stat.c_str() + rp + 2, "%c %d %d", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == pgid && state != 'Z' && state != 'X') return true;
+  }
+  return false;
+}
+
+// Like group_alive_now, but gives a member that is in the middle of dying up to
+// 10 s to finish (a bounded wait, not a timing assertion).
 inline bool group_has_live_members(int pgid) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    bool live = false;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-      std::string name = e.path().filename().string();
-      if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-      std::string stat = read_file(e.path().string() + "/stat", 1 << 16).value_or("");
-      auto rp = stat.rfind(')');
-      if (rp == std::string::npos || rp + 2 >= stat.size()) continue;
-      char state = 0;
-      int ppid = 0, pgrp = 0;
-      if (std::sscanf(stat.c_str() + rp + 2, "%c %d %d", &state, &ppid, &pgrp) != 3) continue;
-      if (pgrp == pgid && state != 'Z' && state != 'X') live = true;
-    }
-    if (!live) return false;
+    if (!group_alive_now(pgid)) return false;
     ::usleep(100 * 1000);
   }
   return true;

@@ -12,7 +12,8 @@ controller's gate, projection and search logic can be exercised without LibTorch
 Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
 hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
 big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
-FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ.
+FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ;
+FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH.
 """
 import hashlib
 import json
@@ -159,6 +160,14 @@ def run(argv):
             atomic_write(hb, json.dumps({"pid": os.getpid(), "step": step, "time": time.time()}))
 
     heartbeat(-1)
+    once = os.environ.get("FAKE_SLEEP_ONCE_IF", "")  # "SWITCH:marker-path"
+    if once:
+        name, marker = once.split(":", 1)
+        if name in cfg and cfg[name] != "0" and cfg[name] != "-1" and not os.path.exists(marker):
+            open(marker, "w").close()
+            for _ in range(60):
+                time.sleep(0.5)
+                heartbeat(-1)
     if fault == "big_output":
         chunk = "x" * 1023 + "\n"
         for _ in range(2 * 1024):
