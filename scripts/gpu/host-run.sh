@@ -47,3 +47,6 @@ for bench in "$@"; do
   OUT="$out" bash "benchmarks/$bench" 2>&1 | tee "$out/${bench%.*}.log" | tail -40
 done
 cp benchmarks/results/*.md "$out/" 2>/dev/null || true
+# The device tool brings back at most 8 files: pack the logs into one archive.
+(cd "$out" && tar czf logs.tgz --exclude=logs.tgz --exclude='*.md' --exclude='*.db' . 2>/dev/null &&
+  find . -maxdepth 1 -type f ! -name logs.tgz ! -name '*.md' ! -name '*.db' ! -name gpu.txt -delete)
