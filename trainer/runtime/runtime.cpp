@@ -7,8 +7,11 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <sched.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #if SPEEDGATE_WITH_CUDA
@@ -43,6 +46,31 @@ std::string cpu_name() {
   return "cpu";
 }
 
+#if SPEEDGATE_WITH_CUDA
+// Binds this process to the cores in the GPU's /sys/bus/pci/devices/<bus id>/local_cpulist
+// (e.g. "0-15,32-47"). Throws std::runtime_error when the list cannot be read.
+void bind_to_gpu_numa_node(int device) {
+  char bus[32] = {0};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) throw std::runtime_error("cudaDeviceGetPCIBusId failed");
+  std::string id(bus);
+  for (auto& ch : id) ch = static_cast<char>(std::tolower(ch));
+  std::ifstream in("/sys/bus/pci/devices/" + id + "/local_cpulist");
+  std::string list;
+  if (!std::getline(in, list) || list.empty()) throw std::runtime_error("no local_cpulist for GPU " + id);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::stringstream ss(list);
+  std::string range;
+  while (std::getline(ss, range, ',')) {
+    const auto dash = range.find('-');
+    const int lo = std::stoi(range.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
+    for (int c = lo; c <= hi; ++c) CPU_SET(c, &set);
+  }
+  if (sched_setaffinity(0, sizeof set, &set) != 0) throw std::runtime_error("sched_setaffinity failed");
+}
+#endif
+
 }  // namespace
 
 bool is_out_of_memory(const std::exception& e) {
@@ -76,6 +104,7 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   if (torch::cuda::is_available()) {
     rt.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rt.local_rank));
     c10::cuda::set_device(static_cast<c10::DeviceIndex>(rt.local_rank));
+    if (sw.numa_bind) bind_to_gpu_numa_node(rt.local_rank);
   }
 #endif
   return rt;

@@ -169,6 +169,10 @@ std::vector<SwitchSpec> build_table() {
                    "CUDA caching allocator with expandable segments (less fragmentation); set before the "
                    "first CUDA allocation.",
                    to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting")));
+  t.push_back(flag("NUMA_BIND", I::kBitwise, E::kSchedule, {},
+                   "Bind the process (training thread, loader workers) to the CPU cores of its GPU's NUMA "
+                   "node (the PCI device's local_cpulist) before any worker starts.",
+                   to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node")));
   return t;
 }
 

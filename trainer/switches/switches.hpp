@@ -33,6 +33,7 @@ struct Switches {
   int64_t data_workers = 1;
   bool pin_memory = false;
   bool alloc_expandable = false;
+  bool numa_bind = false;
   // Kernel-family parameter strings ("threads=128,vec=2"), by family name.
   std::map<std::string, std::string> kernel_params;
   // Every switch's env name and value as resolved (defaults included), for the result.
