@@ -14,12 +14,16 @@ db=${DB:-results/speedgate.db}
 presets=${PRESETS_DIR:-presets}
 mkdir -p "$(dirname "$db")" "$presets"
 
+# Exit 1 from tune means the gate left a memory budget without a preset: a result, not
+# an error, so the presets and the report are still written. 2 and up are errors.
+status=0
 "$bin/speedgate" tune --workload wam --size tiny --db "$db" \
   --budget-minutes "${BUDGET_MINUTES:-12}" \
-  --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB "$@"
-"$bin/speedgate" presets emit --db "$db" --out "$presets"
+  --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB "$@" || status=$?
+[ "$status" -le 1 ] || exit "$status"
+"$bin/speedgate" presets emit --db "$db" --out "$presets" || [ $? -eq 1 ]
 "$bin/speedgate" report --db "$db"
-if "$bin/speedgate" serve --help >/dev/null 2>&1; then
-  echo
-  echo "dashboard: $bin/speedgate serve --db $db   then open http://127.0.0.1:8321/"
-fi
+echo
+echo "presets: $presets/fast.env $presets/fast_80gb.env ($presets/README.md explains them)"
+echo "dashboard: $bin/speedgate serve --db $db   then open http://127.0.0.1:8321/"
+exit "$status"
