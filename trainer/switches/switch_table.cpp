@@ -3,6 +3,7 @@
 
 #include "kernels/registry/families.hpp"
 
+#include <torch/cuda.h>
 #include <torch/version.h>
 
 namespace sg::trainer {
@@ -15,8 +16,16 @@ constexpr bool kCuda = false;
 #endif
 constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
 
+// A CUDA build on a machine without a usable GPU runs on the CPU: CUDA-only switches are
+// unavailable there too.
+bool gpu_present() {
+  static const bool present = kCuda && torch::cuda::is_available();
+  return present;
+}
+
 std::string cuda_only(const char* what) {
-  return kCuda ? "" : std::string("CUDA only (") + what + "); this build has no CUDA";
+  if (!kCuda) return std::string("CUDA only (") + what + "); this build has no CUDA";
+  return gpu_present() ? "" : std::string("CUDA only (") + what + "); no GPU visible on this machine";
 }
 
 std::string kernel_reason(const char* family) {
@@ -116,7 +125,9 @@ std::vector<SwitchSpec> build_table() {
             "differently; efficient/flash/cudnn backward is not deterministic, so a run with them "
             "relaxes deterministic mode to warn-only (recorded in the fingerprint).";
     s.apply = to(&Switches::attn_backend);
-    s.unavailable_reason = kCuda && kTorch2 ? "" : "needs CUDA and LibTorch >= 2.0 (only math exists in this build)";
+    s.unavailable_reason = kCuda && kTorch2 && gpu_present()
+                               ? ""
+                               : "needs a GPU, a CUDA build and LibTorch >= 2.0 (only math runs here)";
     t.push_back(s);
   }
   t.push_back(flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
@@ -133,7 +144,8 @@ std::vector<SwitchSpec> build_table() {
                    to(&Switches::fused_adaln), kernel_reason("ADALN")));
   t.push_back(flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
                    "Capture the training step in a CUDA graph and replay it.", to(&Switches::cuda_graphs),
-                   kCuda ? "step capture is not implemented yet in speedgate-train" : cuda_only("graph capture")));
+                   kCuda && gpu_present() ? "step capture is not implemented yet in speedgate-train"
+                                                   : cuda_only("graph capture")));
   // ---- VAE encode ----
   t.push_back(flag("VAE_FULLCLIP", I::kTolerance, E::kSpeed, {},
                    "Encode each clip in one pass instead of chunk by chunk (first frame, then 4-frame "
