@@ -1,9 +1,15 @@
-// The kernel families, their tunable parameters and constraints (data), and the plain
-// variants that compose the reference ops. Fused CUDA variants register here when the
-// Kernels issue lands; until then every family reports available=false with a reason.
+// The kernel families, their tunable parameters and constraints (data), the plain
+// variants that compose the reference ops, and the fused CUDA variants (kernels/fused/,
+// linked only when SPEEDGATE_WITH_CUDA; a CPU build reports available=false with a reason).
 #include "kernels/registry/families.hpp"
 
 #include "kernels/reference/reference_ops.hpp"
+#if SPEEDGATE_WITH_CUDA
+#include "kernels/fused/fused_variants.hpp"
+#endif
+
+#include <algorithm>
+#include <cstdint>
 
 #include <sstream>
 #include <stdexcept>
@@ -24,11 +30,43 @@ const char* to_string(Status status) {
 namespace {
 
 #if SPEEDGATE_WITH_CUDA
-constexpr const char* kNoFusedReason =
-    "fused CUDA kernels are not implemented yet (Kernels issue); only the plain variant exists";
+constexpr bool kFusedBuilt = true;
+constexpr const char* kNoFusedReason = "";
 #else
+constexpr bool kFusedBuilt = false;
 constexpr const char* kNoFusedReason = "no CUDA in this build (SPEEDGATE_WITH_CUDA=0): fused kernels are CUDA-only";
 #endif
+
+std::vector<std::string> variant_names() {
+  if (kFusedBuilt) return {"plain_aten", "fused_cuda"};
+  return {"plain_aten"};
+}
+
+// Largest power of two (<= 256) dividing the tensor's data address.
+int64_t alignment_of(const at::Tensor& t) {
+  const auto a = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t align = 256;
+  while (align > 1 && a % static_cast<uintptr_t>(align) != 0) align /= 2;
+  return align;
+}
+
+// A [Bm, 1, C] modulation vector for rows x [B, S, C]: float32, Bm in {1, B}, unit stride
+// along C (a chunk of the [B, 6, C] modulation tensor qualifies).
+bool fits_modulation(const at::Tensor& m, const at::Tensor& x) {
+  return m.defined() && m.dim() == 3 && x.dim() == 3 && m.scalar_type() == at::kFloat &&
+         m.device() == x.device() && m.size(1) == 1 && m.size(2) == x.size(2) &&
+         (m.size(0) == 1 || m.size(0) == x.size(0)) && (m.stride(2) == 1 || m.size(2) == 1);
+}
+
+Problem base_problem(const at::Tensor& main) {
+  Problem p;
+  p.shape = main.sizes().vec();
+  p.dtype = main.scalar_type();
+  p.device = main.device().type();
+  p.contiguous = main.is_contiguous();
+  p.alignment_bytes = alignment_of(main);
+  return p;
+}
 
 int64_t get(const ParamValues& p, const char* name) {
   auto it = p.find(name);
@@ -82,16 +120,16 @@ std::vector<FamilyInfo> build_families() {
   out.push_back({"ROPE", "SG_KERNEL_ROPE", "FUSED_ROPE",
                  {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=1024", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 1024; }}},
-                 false, kNoFusedReason, {"plain_aten"}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"vec", 2}}});
   out.push_back({"CAT", "SG_KERNEL_CAT", "FAST_CAT",
                  {{"threads", {128, 256, 512}}, {"rows_per_block", {1, 2, 4}}},
                  {{"threads*rows_per_block<=1024",
                    [](const ParamValues& p) { return get(p, "threads") * get(p, "rows_per_block") <= 1024; }}},
-                 false, kNoFusedReason, {"plain_aten"}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"rows_per_block", 2}}});
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 false, kNoFusedReason, {"plain_aten"}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"vec", 4}}});
   return out;
 }
 
@@ -137,6 +175,7 @@ std::string parse_params(const FamilyInfo& fam, const std::string& text, ParamVa
     if (!ok) return "parameter '" + key + "'=" + val + " is outside its domain";
     values[key] = v;
   }
+  values = with_defaults(fam, values);
   for (const auto& c : fam.constraints) {
     if (c.holds != nullptr && !c.holds(values)) return "constraint violated: " + c.text;
   }
@@ -155,6 +194,86 @@ const CatVariant& plain_cat() {
 const AdalnVariant& plain_adaln() {
   static const PlainAdaln kPlain;
   return kPlain;
+}
+
+ParamValues with_defaults(const FamilyInfo& fam, const ParamValues& given) {
+  ParamValues out = fam.defaults;
+  for (const auto& [k, v] : given) out[k] = v;
+  return out;
+}
+
+Status check_params(const FamilyInfo& fam, const ParamValues& params) {
+  for (const auto& spec : fam.parameters) {
+    auto it = params.find(spec.name);
+    if (it == params.end()) return Status::kErrorConstraint;
+    if (std::find(spec.values.begin(), spec.values.end(), it->second) == spec.values.end()) {
+      return Status::kErrorConstraint;
+    }
+  }
+  for (const auto& c : fam.constraints) {
+    if (c.holds != nullptr && !c.holds(params)) return Status::kErrorConstraint;
+  }
+  return Status::kSuccess;
+}
+
+#if SPEEDGATE_WITH_CUDA
+const RopeVariant* fused_rope() { return &fused_rope_variant(); }
+const CatVariant* fused_cat() { return &fused_cat_variant(); }
+const AdalnVariant* fused_adaln() { return &fused_adaln_variant(); }
+#else
+const RopeVariant* fused_rope() { return nullptr; }
+const CatVariant* fused_cat() { return nullptr; }
+const AdalnVariant* fused_adaln() { return nullptr; }
+#endif
+
+Problem rope_problem(const RopeArgs& args) {
+  if (!args.x.defined() || !args.table.defined()) return {};
+  Problem p = base_problem(args.x);
+  const auto& x = args.x;
+  const auto& t = args.table;
+  p.contiguous = p.contiguous && t.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(t));
+  p.operands_match = x.dim() == 4 && t.dim() == 3 && t.scalar_type() == at::kDouble && t.device() == x.device() &&
+                     t.size(0) == x.size(1) && t.size(1) * 2 == x.size(3) && t.size(2) == 2;
+  return p;
+}
+
+Problem cat_problem(const CatArgs& args) {
+  const auto& v = args.video;
+  const auto& a = args.action;
+  if (!v.defined() || !a.defined()) return {};
+  Problem p = base_problem(v);
+  p.operands_match = v.dim() == 3 && a.dim() == 3 && a.scalar_type() == v.scalar_type() &&
+                     a.device() == v.device() && a.size(0) == v.size(0) && a.size(2) == v.size(2);
+  if (p.operands_match) p.shape = {v.size(0), v.size(1) + a.size(1), v.size(2)};
+  p.contiguous = p.contiguous && a.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(a));
+  return p;
+}
+
+Problem split_problem(const at::Tensor& joint, int64_t video_len) {
+  if (!joint.defined()) return {};
+  Problem p = base_problem(joint);
+  p.operands_match = joint.dim() == 3 && video_len > 0 && video_len < joint.size(1);
+  return p;
+}
+
+Problem adaln_problem(const AdalnArgs& args) {
+  if (!args.x.defined()) return {};
+  Problem p = base_problem(args.x);
+  p.operands_match = fits_modulation(args.shift, args.x) && fits_modulation(args.scale, args.x);
+  return p;
+}
+
+Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate) {
+  if (!x.defined() || !y.defined()) return {};
+  Problem p = base_problem(x);
+  p.contiguous = p.contiguous && y.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(y));
+  p.operands_match = y.sizes() == x.sizes() && y.device() == x.device() &&
+                     (y.scalar_type() == at::kFloat || y.scalar_type() == at::kBFloat16) &&
+                     fits_modulation(gate, x);
+  return p;
 }
 
 }  // namespace sg::kernels

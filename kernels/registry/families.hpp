@@ -57,18 +57,39 @@ struct FamilyInfo {
   bool available = false;   // a fused (non-plain) variant is built into this binary
   std::string unavailable_reason;
   std::vector<std::string> variants;  // variant names, plain first
+  ParamValues defaults;               // the fused variant's parameters when SG_KERNEL_<F> omits them
 };
 
 const std::vector<FamilyInfo>& families();
 // REQUIRES: name is one of families(). Throws std::invalid_argument otherwise.
 const FamilyInfo& family(const std::string& name);
 // Parses "threads=128,vec=2" against the family: unknown names, values outside the
-// searched set and violated constraints give a non-empty error string.
+// searched set and violated constraints (checked with the defaults filling omitted
+// parameters) give a non-empty error string. On success *out holds every parameter.
 std::string parse_params(const FamilyInfo& family, const std::string& text, ParamValues* out);
+
+// The family's defaults overlaid with the given values.
+ParamValues with_defaults(const FamilyInfo& family, const ParamValues& given);
+// kSuccess when every parameter is present with a value from its domain and every
+// constraint holds; kErrorConstraint otherwise.
+Status check_params(const FamilyInfo& family, const ParamValues& params);
 
 // The plain variants (ATen reference ops), always available on every device.
 const RopeVariant& plain_rope();
 const CatVariant& plain_cat();
 const AdalnVariant& plain_adaln();
+// The fused CUDA variants; nullptr in a build without CUDA.
+const RopeVariant* fused_rope();
+const CatVariant* fused_cat();
+const AdalnVariant* fused_adaln();
+
+// Problems built from the actual operands (shape/dtype/device of the main operand,
+// contiguity, pointer alignment, and whether the other operands fit): what
+// can_implement judges. Undefined tensors give an invalid problem (empty shape).
+Problem rope_problem(const RopeArgs& args);
+Problem cat_problem(const CatArgs& args);  // shape: the joint [B, Sv + Sa, C]
+Problem split_problem(const at::Tensor& joint, int64_t video_len);
+Problem adaln_problem(const AdalnArgs& args);
+Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
 
 }  // namespace sg::kernels

@@ -25,10 +25,15 @@ const char* to_string(Status status);
 using ParamValues = std::map<std::string, int64_t>;
 
 // What a variant is asked to do: shapes, dtype and device of the main operand.
+// Operand facts a fused variant needs beyond shape/dtype/device are filled by the
+// family's problem builder (families.hpp) from the actual tensors.
 struct Problem {
   std::vector<int64_t> shape;
   at::ScalarType dtype = at::kFloat;
   c10::DeviceType device = c10::DeviceType::CPU;
+  bool contiguous = true;        // every operand has the dense layout the family expects
+  int64_t alignment_bytes = 16;  // min alignment of the operands' data pointers (power of 2)
+  bool operands_match = true;    // secondary operands have the dtype/shape/device the family expects
 };
 
 // A tunable parameter of a family and the values worth searching.

@@ -83,5 +83,84 @@ TEST(Registry, ParsesParametersAndChecksConstraints) {
   EXPECT_EQ(std::string(to_string(Status::kErrorConstraint)), "constraint_violated");
 }
 
+TEST(Registry, DefaultsFillOmittedParametersAndAreLegal) {
+  for (const auto& f : families()) {
+    EXPECT_EQ(check_params(f, f.defaults), Status::kSuccess) << f.name;
+    ParamValues p;
+    EXPECT_EQ(parse_params(f, "", &p), "") << f.name;
+    EXPECT_EQ(p, f.defaults) << f.name;
+#if SPEEDGATE_WITH_CUDA
+    EXPECT_TRUE(f.available) << f.name;
+    EXPECT_EQ(f.variants, (std::vector<std::string>{"plain_aten", "fused_cuda"}));
+#else
+    EXPECT_EQ(f.variants, std::vector<std::string>{"plain_aten"});
+    EXPECT_EQ(fused_rope(), nullptr);
+#endif
+  }
+  const auto& cat = family("CAT");
+  // rows_per_block defaults to 2: threads=512 alone is legal, with rows_per_block=4 not.
+  EXPECT_EQ(parse_params(cat, "threads=512", nullptr), "");
+  EXPECT_EQ(check_params(cat, {{"threads", 512}, {"rows_per_block", 4}}), Status::kErrorConstraint);
+  EXPECT_EQ(check_params(cat, {{"threads", 100}, {"rows_per_block", 1}}), Status::kErrorConstraint);
+  EXPECT_EQ(check_params(cat, {{"threads", 128}}), Status::kErrorConstraint) << "incomplete";
+  EXPECT_EQ(with_defaults(cat, {{"threads", 128}}).at("rows_per_block"), 2);
+}
+
+TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
+  auto x = at::randn({2, 12, 3, 12});
+  auto table = rope3d_table(3, 2, 2, 12, 10000.0, at::kCPU);
+  auto p = rope_problem({x, table});
+  EXPECT_EQ(p.shape, (std::vector<int64_t>{2, 12, 3, 12}));
+  EXPECT_TRUE(p.contiguous);
+  EXPECT_TRUE(p.operands_match);
+  EXPECT_GE(p.alignment_bytes, 16);
+  EXPECT_FALSE(rope_problem({x.transpose(1, 2), table}).contiguous);
+  EXPECT_FALSE(rope_problem({x, table.to(at::kFloat)}).operands_match);
+  EXPECT_FALSE(rope_problem({x.narrow(1, 0, 6), table}).operands_match) << "table rows != S";
+  // A view starting one float in is 4-byte aligned only.
+  auto flat = at::randn({1 + 2 * 12 * 3 * 12});
+  EXPECT_EQ(rope_problem({flat.narrow(0, 1, 2 * 12 * 3 * 12).view({2, 12, 3, 12}), table}).alignment_bytes, 4);
+  EXPECT_TRUE(rope_problem({at::Tensor(), table}).shape.empty());
+
+  auto v = at::randn({2, 5, 8}), a = at::randn({2, 3, 8});
+  auto cp = cat_problem({v, a});
+  EXPECT_EQ(cp.shape, (std::vector<int64_t>{2, 8, 8}));
+  EXPECT_TRUE(cp.operands_match);
+  EXPECT_FALSE(cat_problem({v, a.to(at::kDouble)}).operands_match);
+  EXPECT_FALSE(cat_problem({v, at::randn({2, 3, 7})}).operands_match);
+  EXPECT_TRUE(split_problem(at::randn({2, 8, 8}), 5).operands_match);
+  EXPECT_FALSE(split_problem(at::randn({2, 8, 8}), 8).operands_match);
+
+  auto mod = at::randn({2, 6, 8}).chunk(6, 1);
+  EXPECT_TRUE(adaln_problem({v, mod[0], mod[1], 1e-6}).operands_match) << "chunks of [B, 6, C] qualify";
+  EXPECT_TRUE(adaln_problem({v, mod[0].narrow(0, 0, 1), mod[1], 1e-6}).operands_match) << "[1, 1, C] broadcasts";
+  EXPECT_FALSE(adaln_problem({v, mod[0].to(at::kDouble), mod[1], 1e-6}).operands_match);
+  EXPECT_FALSE(adaln_problem({v, at::randn({2, 8, 2}).narrow(2, 0, 1).transpose(1, 2), mod[1], 1e-6}).operands_match);
+  EXPECT_TRUE(gated_problem(v, v.to(at::kBFloat16), mod[2]).operands_match);
+  EXPECT_FALSE(gated_problem(v, v.to(at::kHalf), mod[2]).operands_match);
+  EXPECT_FALSE(gated_problem(v, a, mod[2]).operands_match);
+}
+
+TEST(Variants, PlainVariantsMatchReferenceInFloat64) {
+  at::manual_seed(2);
+  const ParamValues none;
+  auto x = at::randn({1, 12, 2, 12}, at::kDouble);
+  auto table = rope3d_table(3, 2, 2, 12, 10000.0, at::kCPU);
+  auto y = plain_rope().run({x, table}, none);
+  EXPECT_EQ(y.scalar_type(), at::kDouble);
+  EXPECT_TRUE(at::equal(y, rope3d_apply_reference(x, table)));
+  // float64 is exact enough to check the rotation against its closed form.
+  auto xp = x.view({1, 12, 2, 6, 2});
+  auto c = table.select(-1, 0).view({1, 12, 1, 6}), s = table.select(-1, 1).view({1, 12, 1, 6});
+  auto o0 = xp.select(-1, 0) * c - xp.select(-1, 1) * s;
+  EXPECT_TRUE(at::equal(y.view({1, 12, 2, 6, 2}).select(-1, 0), o0));
+  auto v = at::randn({2, 5, 8}, at::kDouble);
+  auto mod = at::randn({2, 6, 8}, at::kDouble).chunk(6, 1);
+  auto m = plain_adaln().run({v, mod[0], mod[1], 1e-6}, none);
+  auto mean = v.mean(-1, true), var = v.var(-1, /*unbiased=*/false, true);
+  auto expect = (v - mean) / at::sqrt(var + 1e-6) * (1 + mod[1]) + mod[0];
+  EXPECT_TRUE(at::allclose(m, expect, 1e-12, 1e-12));
+}
+
 }  // namespace
 }  // namespace sg::kernels

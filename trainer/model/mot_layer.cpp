@@ -1,8 +1,9 @@
-// MoT layer (see mot_layer.hpp). Elementwise chains go through the kernel variants so a
-// fused variant can replace them; the plain variants are the reference ops.
+// MoT layer (see mot_layer.hpp). Elementwise chains go through the kernel ops, which run
+// the fused variant of a family selected by its switch (FUSED_ROPE, FAST_CAT,
+// FUSED_ADALN; see kernels/ops/kernel_ops.hpp) and the plain reference ops otherwise.
 #include "trainer/model/mot_layer.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/ops/kernel_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,14 +11,12 @@
 namespace sg::trainer {
 namespace {
 
-const sg::kernels::ParamValues kNoParams;
-
 at::Tensor modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale) {
-  return sg::kernels::plain_adaln().run({x, shift, scale, 1e-6}, kNoParams);
+  return sg::kernels::adaln_modulate(x, shift, scale, /*eps=*/1e-6);
 }
 
 at::Tensor gated(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate) {
-  return sg::kernels::plain_adaln().gated_residual(x, y, gate, kNoParams);
+  return sg::kernels::gated_residual(x, y, gate);
 }
 
 }  // namespace
@@ -42,20 +41,18 @@ std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& 
                                                               const at::Tensor& rope, const at::Tensor& mask,
                                                               AttnBackend backend) {
   const int64_t b = h_v.size(0), tv = h_v.size(1), ta = h_a.size(1);
-  const auto& rope_k = sg::kernels::plain_rope();
-  const auto& cat_k = sg::kernels::plain_cat();
-  auto qv = rope_k.run({norm_q_v(q_v(h_v)).view({b, tv, heads, head_dim}), rope}, kNoParams);
-  auto kv = rope_k.run({norm_k_v(k_v(h_v)).view({b, tv, heads, head_dim}), rope}, kNoParams);
+  auto qv = sg::kernels::rope_apply(norm_q_v(q_v(h_v)).view({b, tv, heads, head_dim}), rope);
+  auto kv = sg::kernels::rope_apply(norm_k_v(k_v(h_v)).view({b, tv, heads, head_dim}), rope);
   auto vv = v_v(h_v);
   auto qa = norm_q_a(q_a(h_a));
   auto ka = norm_k_a(k_a(h_a));
   auto va = v_a(h_a);
   const int64_t hd = heads * head_dim;
-  auto q = cat_k.run({qv.reshape({b, tv, hd}), qa}, kNoParams).view({b, tv + ta, heads, head_dim});
-  auto k = cat_k.run({kv.reshape({b, tv, hd}), ka}, kNoParams).view({b, tv + ta, heads, head_dim});
-  auto v = cat_k.run({vv, va}, kNoParams).view({b, tv + ta, heads, head_dim});
+  auto q = sg::kernels::joint_cat(qv.reshape({b, tv, hd}), qa).view({b, tv + ta, heads, head_dim});
+  auto k = sg::kernels::joint_cat(kv.reshape({b, tv, hd}), ka).view({b, tv + ta, heads, head_dim});
+  auto v = sg::kernels::joint_cat(vv, va).view({b, tv + ta, heads, head_dim});
   auto out = attention(q, k, v, mask, backend);
-  auto [out_v, out_a] = cat_k.split(out, tv, kNoParams);
+  auto [out_v, out_a] = sg::kernels::joint_split(out, tv);
   return {o_v(out_v), o_a(out_a)};
 }
 

@@ -1,6 +1,7 @@
 // The wam backbone (see wam_model.hpp).
 #include "trainer/model/wam_model.hpp"
 
+#include "kernels/ops/kernel_ops.hpp"
 #include "kernels/reference/reference_ops.hpp"
 
 #include <cmath>
@@ -102,8 +103,8 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
 
   auto hv = (head_mod_v + e_v.unsqueeze(1)).chunk(2, /*dim=*/1);
   auto ha = (head_mod_a + e_a.unsqueeze(1)).chunk(2, /*dim=*/1);
-  auto out_v = head_v(sg::kernels::adaln_modulate_reference(x_v, hv[0], hv[1], 1e-6));
-  auto out_a = head_a(sg::kernels::adaln_modulate_reference(x_a, ha[0], ha[1], 1e-6));
+  auto out_v = head_v(sg::kernels::adaln_modulate(x_v, hv[0], hv[1], /*eps=*/1e-6));
+  auto out_a = head_a(sg::kernels::adaln_modulate(x_a, ha[0], ha[1], /*eps=*/1e-6));
   return {unpatchify(out_v), out_a};
 }
 

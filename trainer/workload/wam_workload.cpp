@@ -1,6 +1,7 @@
 // The wam workload (see wam_workload.hpp).
 #include "trainer/workload/wam_workload.hpp"
 
+#include "kernels/ops/kernel_ops.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/workload/flow_matching.hpp"
 
@@ -38,6 +39,8 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
   mo.ckpt_layers = sw.ckpt_layers;
   mo.mixed_attn_ckpt = sw.mixed_attn_ckpt;
   mo.memoize_tables = sw.fast_input;
+  // Process-wide (one workload per process): the fused kernel families the switches select.
+  sg::kernels::select_kernels({sw.fused_rope, sw.fast_cat, sw.fused_adaln, sw.kernel_params});
   model = WamModel(c, mo);
   model->to(device);
   text_ = std::make_unique<TextConditioner>(text_encoder_, sw, device);

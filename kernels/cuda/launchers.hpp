@@ -1,0 +1,58 @@
+// Host launchers of the fused CUDA kernels (defined in kernels/cuda/*.cu, built only when
+// SPEEDGATE_WITH_CUDA). They allocate outputs, launch on the current stream and check the
+// launch. Autograd wrapping and all problem checks live in kernels/fused/*.cpp: the
+// launchers REQUIRE operands the family's can_implement accepted (TORCH_CHECKs guard it).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <utility>
+
+namespace sg::kernels::cuda {
+
+// Test hook: when set, every output a launcher allocates is filled with NaN (all bits
+// set) before the kernel runs, so an element a kernel fails to write cannot pass.
+inline std::atomic<bool>& poison_outputs_flag() {
+  static std::atomic<bool> flag{false};
+  return flag;
+}
+inline at::Tensor empty_output(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  auto t = at::empty(sizes, options);
+  if (poison_outputs_flag().load()) t.fill_(std::numeric_limits<double>::quiet_NaN());
+  return t;
+}
+
+// ---- ROPE (rope3d_fused.cu). x / grad [B, S, H, D] contiguous, aligned to 2 elements,
+// dtype float/bf16/half/double; table [S, D/2, 2] float64 contiguous, 16-byte aligned.
+at::Tensor rope3d_forward(const at::Tensor& x, const at::Tensor& table, int64_t threads, int64_t vec);
+at::Tensor rope3d_backward(const at::Tensor& grad, const at::Tensor& table, int64_t threads, int64_t vec);
+
+// ---- CAT (joint_cat_fused.cu). video [B, Sv, C], action [B, Sa, C], joint [B, Sv+Sa, C],
+// all contiguous and of one dtype. plus_zero: each element is v + 0 in its op math type
+// (the engine's sum of two zero-filled slice grads); otherwise a raw row copy.
+at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action, int64_t threads,
+                     int64_t rows_per_block, bool plus_zero);
+std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len, int64_t threads,
+                                              int64_t rows_per_block);
+
+// ---- ADALN (adaln_fused.cu). Rows [B, S, C] contiguous; scale/shift/gate [Bm, 1, C]
+// float32 with Bm in {1, B} and unit stride along C (chunks of the modulation tensor).
+// normed * (1 + scale) + shift -> float32.
+at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, const at::Tensor& shift,
+                            int64_t threads, int64_t vec);
+// grad float32 -> (grad of normed in normed's dtype, grad * normed float32).
+std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, const at::Tensor& normed,
+                                                    const at::Tensor& scale, int64_t threads, int64_t vec);
+// x + y * gate -> float32. x, y float32 or bf16.
+at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
+                         int64_t vec);
+// grad float32 -> (grad of x in x_dtype, grad of y in y's dtype, grad * y float32).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& grad, at::ScalarType x_dtype,
+                                                              const at::Tensor& y, const at::Tensor& gate,
+                                                              int64_t threads, int64_t vec);
+
+}  // namespace sg::kernels::cuda

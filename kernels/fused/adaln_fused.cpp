@@ -1,0 +1,116 @@
+// ADALN's fused variant as LibTorch autograd functions over kernels/cuda/adaln_fused.cu:
+//  - modulate: layer_norm(x) * (1 + scale) + shift. The row statistics stay ATen's
+//    native_layer_norm (a reduction whose order a new kernel would change); the
+//    modulation is one fused pass. Backward: one fused pass for the elementwise grads,
+//    then the same ATen reductions autograd runs for the reference (sum_to for the
+//    broadcast scale/shift, native_layer_norm_backward), so the grads are bitwise equal.
+//  - gated residual: x + y * gate, one pass; backward one pass plus sum_to for the gate.
+// Under CUDA autocast the reference's layer_norm runs in float32 on a float32 copy of a
+// bf16/fp16 x and its grad is cast back: modulate does the same (to_float).
+#if SPEEDGATE_WITH_CUDA
+
+#include "kernels/cuda/launchers.hpp"
+#include "kernels/fused/fused_variants.hpp"
+
+#include <ATen/autocast_mode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace sg::kernels {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& shift,
+                            const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec) {
+    const at::Tensor xin = to_float ? x.to(at::kFloat) : x;
+    const int64_t channels = x.size(-1);
+    auto [normed, mean, rstd] = at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
+    auto out = cuda::modulate_forward(normed, scale, shift, threads, vec);
+    ctx->save_for_backward({xin, mean, rstd, normed, scale});
+    ctx->saved_data["shift_sizes"] = shift.sizes().vec();
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["to_float"] = to_float;
+    ctx->saved_data["threads"] = threads;
+    ctx->saved_data["vec"] = vec;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const at::Tensor& g = grads[0];  // materialized: defined
+    const auto saved = ctx->get_saved_variables();
+    const auto &xin = saved[0], &mean = saved[1], &rstd = saved[2], &normed = saved[3], &scale = saved[4];
+    auto [g_normed, g_scale_elem] = cuda::modulate_backward(dense_aligned(g), normed, scale,
+                                                            ctx->saved_data["threads"].toInt(),
+                                                            ctx->saved_data["vec"].toInt());
+    // The reductions autograd's engine runs for the reference's broadcast operands.
+    auto g_scale = at::sum_to(g_scale_elem, scale.sizes());
+    auto g_shift = at::sum_to(g, ctx->saved_data["shift_sizes"].toIntVector());
+    auto dx = std::get<0>(at::native_layer_norm_backward(g_normed, xin, {xin.size(-1)}, mean, rstd, /*weight=*/{},
+                                                         /*bias=*/{}, {true, false, false}));
+    if (ctx->saved_data["to_float"].toBool()) {
+      dx = dx.to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+    }
+    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+class GatedFunction : public torch::autograd::Function<GatedFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
+                            int64_t threads, int64_t vec) {
+    ctx->save_for_backward({y, gate});
+    ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["threads"] = threads;
+    ctx->saved_data["vec"] = vec;
+    return cuda::gated_forward(x, y, gate, threads, vec);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &y = saved[0], &gate = saved[1];
+    auto [g_x, g_y, g_gate_elem] =
+        cuda::gated_backward(dense_aligned(grads[0]), static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()),
+                             y, gate, ctx->saved_data["threads"].toInt(), ctx->saved_data["vec"].toInt());
+    auto g_gate = at::sum_to(g_gate_elem, gate.sizes());
+    return {g_x, g_y, g_gate, at::Tensor(), at::Tensor()};
+  }
+};
+
+class FusedAdaln final : public AdalnVariant {
+ public:
+  std::string name() const override { return "fused_cuda"; }
+
+  Status can_implement(const Problem& problem, const ParamValues& params) const override {
+    const Status s =
+        fused_common_checks(family("ADALN"), problem, params, {at::kFloat, at::kBFloat16}, /*min_alignment=*/1);
+    if (s != Status::kSuccess) return s;
+    return problem.shape.size() == 3 ? Status::kSuccess : Status::kErrorInvalidProblem;
+  }
+
+  at::Tensor run(const AdalnArgs& args, const ParamValues& params) const override {
+    const auto p = with_defaults(family("ADALN"), params);
+    const bool to_float = args.x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
+                          args.x.scalar_type() != at::kFloat;
+    return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float, p.at("threads"), p.at("vec"));
+  }
+
+  at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
+                            const ParamValues& params) const override {
+    const auto p = with_defaults(family("ADALN"), params);
+    return GatedFunction::apply(x, y, gate, p.at("threads"), p.at("vec"));
+  }
+};
+
+}  // namespace
+
+const AdalnVariant& fused_adaln_variant() {
+  static const FusedAdaln kVariant;
+  return kVariant;
+}
+
+}  // namespace sg::kernels
+
+#endif  // SPEEDGATE_WITH_CUDA

@@ -1,0 +1,56 @@
+// The kernel ops the model calls (RoPE, [video; action] cat/split, AdaLN modulate, gated
+// residual): each runs the plain variant unless its family is selected, the fused
+// variant can implement the problem, and the family has not fallen back. The first
+// fused call of each op in a process is compared, forward and backward, against the
+// plain variant on its actual inputs; any difference makes the family fall back to
+// plain for the rest of the process (logged to stderr once).
+#pragma once
+
+#include "kernels/registry/families.hpp"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sg::kernels {
+
+// Which families run fused, and their SG_KERNEL_<FAMILY> parameter strings.
+struct KernelSelection {
+  bool fused_rope = false;   // family ROPE (switch FUSED_ROPE)
+  bool fast_cat = false;     // family CAT (switch FAST_CAT)
+  bool fused_adaln = false;  // family ADALN (switch FUSED_ADALN)
+  std::map<std::string, std::string> params;  // family name -> "threads=128,vec=2"
+};
+
+// Process-wide, like ATen's global context flags: set once before the first step.
+// Throws std::invalid_argument naming the family for a bad parameter string or a family
+// selected in a build without its fused variant.
+void select_kernels(const KernelSelection& selection);
+
+at::Tensor rope_apply(const at::Tensor& x, const at::Tensor& table);
+at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action);
+std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len);
+at::Tensor adaln_modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale, double eps);
+at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+
+// Bit-for-bit equality (dtype, shape and every element's bits: -0.0 differs from +0.0,
+// NaN payloads count), unlike at::equal which compares values.
+bool bitwise_equal(const at::Tensor& a, const at::Tensor& b);
+
+// Families that fell back to plain after a first-call mismatch, in this process.
+std::vector<std::string> fallen_back_families();
+
+namespace testing {
+// Forget first-call results and fallbacks (and the injection below).
+void reset_first_call_checks();
+// Make the next first-call comparison of `family` see a difference.
+void inject_first_call_mismatch(const std::string& family);
+// Replace a family's fused variant (nullptr: the built one), so the dispatch and its
+// first-call check can be tested on any device.
+void override_fused(const RopeVariant* rope, const CatVariant* cat, const AdalnVariant* adaln);
+}  // namespace testing
+
+}  // namespace sg::kernels

@@ -1,0 +1,141 @@
+// ADALN's fused CUDA variant against the plain variant, bit for bit, forward and autograd
+// backward: LayerNorm + modulate (float32 and bf16 rows, and bf16 rows under bf16
+// autocast as in the trainer) and the gated residual (float32 / bf16 x and y), every
+// legal parameter combination, base and odd shapes, modulation vectors that are chunks
+// of [B, 6, C] or broadcast [1, 1, C], poisoned outputs; plus the first-call check.
+#include "kernels/reference/reference_ops.hpp"
+#include "tests/gpu/kernels_test_util.hpp"
+#include "trainer/runtime/autocast.hpp"
+
+namespace sg::kernels {
+namespace {
+
+using gpu_test::cuda0;
+
+struct AdalnShape {
+  int64_t b, seq, channels;
+};
+
+// base video rows (1280 x 1536), base action rows (16 x 512), then odd ones.
+const std::vector<AdalnShape> kShapes = {{2, 1280, 1536}, {2, 16, 512}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
+
+// shift, scale, gate as the trainer makes them: chunks of [B, 6, C] float32.
+std::vector<at::Tensor> modulation(const AdalnShape& s, bool broadcast) {
+  auto mod = at::randn({broadcast ? 1 : s.b, 6, s.channels}, at::TensorOptions().device(cuda0())) * 0.5;
+  return mod.chunk(6, 1);
+}
+
+gpu_test::Pass modulate_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
+                             const at::Tensor& seed, bool autocast) {
+  trainer::AutocastScope scope({autocast, at::kBFloat16});
+  return gpu_test::run_pass(
+      [&](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{v.run({in[0], in[1], in[2], 1e-6}, p)};
+      },
+      in3, {true, true, true}, {seed});
+}
+
+gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
+                          const at::Tensor& seed) {
+  return gpu_test::run_pass(
+      [&](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{v.gated_residual(in[0], in[1], in[2], p)};
+      },
+      in3, {true, true, true}, {seed});
+}
+
+TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
+  ASSERT_NE(fused_adaln(), nullptr);
+  const auto params = gpu_test::legal_params(family("ADALN"));
+  ASSERT_FALSE(params.empty());
+  gpu_test::PoisonOutputs poison;
+  at::manual_seed(13);
+  for (const auto& s : kShapes) {
+    for (bool broadcast : {false, true}) {
+      // (x dtype, autocast): float32 rows, bf16 rows, bf16 rows under autocast.
+      for (auto [dtype, autocast] : std::vector<std::pair<at::ScalarType, bool>>{
+               {at::kFloat, false}, {at::kBFloat16, false}, {at::kBFloat16, true}}) {
+        auto x = (at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())) * 3 + 1).to(dtype);
+        auto mod = modulation(s, broadcast);
+        auto seed = at::randn({s.b, s.seq, s.channels}, x.options().dtype(at::kFloat));
+        const std::vector<at::Tensor> in{x, mod[0], mod[1]};
+        const auto ref = modulate_pass(plain_adaln(), {}, in, seed, autocast);
+        ASSERT_EQ(ref.outputs[0].scalar_type(), at::kFloat);
+        for (const auto& p : params) {
+          const std::string what = "ADALN modulate " + gpu_test::str(p) + c10::toString(dtype) +
+                                   (autocast ? " autocast" : "") + (broadcast ? " [1,1,C]" : "") +
+                                   " C=" + std::to_string(s.channels);
+          ASSERT_EQ(fused_adaln()->can_implement(adaln_problem({x, mod[0], mod[1], 1e-6}), p), Status::kSuccess) << what;
+          gpu_test::expect_same(ref, modulate_pass(*fused_adaln(), p, in, seed, autocast), what);
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
+  const auto params = gpu_test::legal_params(family("ADALN"));
+  gpu_test::PoisonOutputs poison;
+  at::manual_seed(14);
+  for (const auto& s : kShapes) {
+    for (auto xt : {at::kFloat, at::kBFloat16}) {
+      for (auto yt : {at::kFloat, at::kBFloat16}) {
+        auto x = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, xt, cuda0());
+        auto y = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, yt, cuda0());
+        auto gate = modulation(s, /*broadcast=*/xt != yt)[2];
+        auto seed = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, at::kFloat, cuda0());
+        const std::vector<at::Tensor> in{x, y, gate};
+        const auto ref = gated_pass(plain_adaln(), {}, in, seed);
+        for (const auto& p : params) {
+          const std::string what = "ADALN gated " + gpu_test::str(p) + c10::toString(xt) + "+" + c10::toString(yt) +
+                                   " C=" + std::to_string(s.channels);
+          ASSERT_EQ(fused_adaln()->can_implement(gated_problem(x, y, gate), p), Status::kSuccess) << what;
+          gpu_test::expect_same(ref, gated_pass(*fused_adaln(), p, in, seed), what);
+        }
+      }
+    }
+  }
+}
+
+TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
+  const auto& v = *fused_adaln();
+  const ParamValues p = family("ADALN").defaults;
+  const AdalnShape s{2, 5, 8};
+  auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0()));
+  auto mod = modulation(s, false);
+  EXPECT_EQ(v.can_implement(adaln_problem({x, mod[0], mod[1], 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.to(at::kHalf), mod[0], mod[1], 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.transpose(0, 1), mod[0], mod[1], 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x, mod[0].to(at::kBFloat16), mod[1], 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.cpu(), mod[0].cpu(), mod[1].cpu(), 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(gated_problem(x, x.to(at::kHalf), mod[2]), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(gated_problem(x, x.narrow(1, 0, 4), mod[2]), p), Status::kSuccess);
+}
+
+TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMismatch) {
+  testing::reset_first_call_checks();
+  select_kernels({false, false, true, {{"ADALN", "threads=512,vec=4"}}});
+  const AdalnShape s{2, 1280, 1536};
+  auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())).to(at::kBFloat16);
+  auto mod = modulation(s, false);
+  {
+    trainer::AutocastScope scope({true, at::kBFloat16});
+    auto h = adaln_modulate(x, mod[0], mod[1], 1e-6);
+    auto r = gated_residual(x, h.to(at::kBFloat16), mod[2]);
+    EXPECT_TRUE(fallen_back_families().empty());
+    EXPECT_TRUE(bitwise_equal(h, adaln_modulate_reference(x, mod[0], mod[1], 1e-6)));
+  }
+  testing::reset_first_call_checks();
+  testing::inject_first_call_mismatch("ADALN");
+  ::testing::internal::CaptureStderr();
+  auto g = gated_residual(x, x, mod[2]);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ADALN"), std::string::npos) << err;
+  EXPECT_EQ(fallen_back_families(), std::vector<std::string>{"ADALN"});
+  EXPECT_TRUE(bitwise_equal(g, gated_residual_reference(x, x, mod[2])));
+  select_kernels({});
+  testing::reset_first_call_checks();
+}
+
+}  // namespace
+}  // namespace sg::kernels

@@ -1,0 +1,118 @@
+// Shared helpers of the fused-kernel GPU tests (tests/gpu/kernels_*_test.cpp): every
+// legal parameter combination of a family, poisoned launcher outputs, and one
+// forward + autograd backward of a variant on fresh leaves.
+#pragma once
+
+#include "kernels/cuda/launchers.hpp"
+#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/registry/families.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sg::kernels::gpu_test {
+
+// Every combination of the family's parameter values that satisfies its constraints.
+inline std::vector<ParamValues> legal_params(const FamilyInfo& fam) {
+  std::vector<ParamValues> out{{}};
+  for (const auto& spec : fam.parameters) {
+    std::vector<ParamValues> next;
+    for (const auto& partial : out) {
+      for (auto v : spec.values) {
+        auto p = partial;
+        p[spec.name] = v;
+        next.push_back(p);
+      }
+    }
+    out = next;
+  }
+  std::vector<ParamValues> legal;
+  for (const auto& p : out) {
+    if (check_params(fam, p) == Status::kSuccess) legal.push_back(p);
+  }
+  return legal;
+}
+
+inline std::string str(const ParamValues& p) {
+  std::ostringstream os;
+  for (const auto& [k, v] : p) os << k << "=" << v << " ";
+  return os.str();
+}
+
+// Fills every launcher output with NaN for the scope of a test.
+class PoisonOutputs {
+ public:
+  PoisonOutputs() { cuda::poison_outputs_flag() = true; }
+  ~PoisonOutputs() { cuda::poison_outputs_flag() = false; }
+};
+
+struct Pass {
+  std::vector<at::Tensor> outputs;
+  std::vector<at::Tensor> grads;  // of every input, undefined where it has none
+};
+
+using Op = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+// Runs op on leaves aliasing `inputs` (the differentiable ones require grad), then
+// backward with `seeds` (an undefined seed: that output is left out of the backward).
+inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs, const std::vector<bool>& differentiable,
+                     const std::vector<at::Tensor>& seeds) {
+  std::vector<at::Tensor> leaves;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto leaf = inputs[i].detach();
+    if (differentiable[i]) leaf.requires_grad_(true);
+    leaves.push_back(leaf);
+  }
+  Pass p;
+  p.outputs = op(leaves);
+  std::vector<at::Tensor> outs, gs, wrt;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    if (seeds[i].defined()) {
+      outs.push_back(p.outputs[i]);
+      gs.push_back(seeds[i]);
+    }
+  }
+  for (const auto& l : leaves) {
+    if (l.requires_grad()) wrt.push_back(l);
+  }
+  auto grads = torch::autograd::grad(outs, wrt, gs, /*retain_graph=*/false, /*create_graph=*/false,
+                                     /*allow_unused=*/true);
+  size_t k = 0;
+  for (const auto& l : leaves) p.grads.push_back(l.requires_grad() ? grads[k++] : at::Tensor());
+  for (auto& o : p.outputs) o = o.detach();
+  return p;
+}
+
+// Bit-for-bit equality of two passes (outputs and every grad).
+inline void expect_same(const Pass& ref, const Pass& got, const std::string& what) {
+  ASSERT_EQ(ref.outputs.size(), got.outputs.size()) << what;
+  for (size_t i = 0; i < ref.outputs.size(); ++i) {
+    EXPECT_TRUE(at::equal(ref.outputs[i], got.outputs[i])) << what << " output " << i;
+    EXPECT_TRUE(bitwise_equal(ref.outputs[i], got.outputs[i])) << what << " output bits " << i;
+  }
+  ASSERT_EQ(ref.grads.size(), got.grads.size()) << what;
+  for (size_t i = 0; i < ref.grads.size(); ++i) {
+    ASSERT_EQ(ref.grads[i].defined(), got.grads[i].defined()) << what << " grad " << i;
+    if (!ref.grads[i].defined()) continue;
+    EXPECT_TRUE(bitwise_equal(ref.grads[i], got.grads[i])) << what << " grad bits " << i;
+  }
+}
+
+// Random values with a few signed zeros (the "+ 0" cases of the backward).
+inline at::Tensor random_like_with_zeros(at::IntArrayRef sizes, at::ScalarType dtype, c10::Device device) {
+  auto t = at::randn(sizes, at::TensorOptions().dtype(at::kFloat).device(device)).to(dtype);
+  if (t.numel() >= 4) {
+    t.view(-1).narrow(0, 0, 2).fill_(-0.0);
+    t.view(-1).narrow(0, 2, 2).fill_(0.0);
+  }
+  return t;
+}
+
+inline c10::Device cuda0() { return c10::Device(c10::DeviceType::CUDA, 0); }
+
+}  // namespace sg::kernels::gpu_test

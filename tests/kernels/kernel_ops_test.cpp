@@ -1,0 +1,159 @@
+// Kernel op dispatch (kernels/ops/kernel_ops.hpp) on the CPU: selection and parameter
+// errors, plain when unselected or when can_implement says no, and the first-call check
+// with its fallback, exercised through test variants standing in for the CUDA ones.
+#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/reference/reference_ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+namespace sg::kernels {
+namespace {
+
+// A stand-in "fused" ROPE variant: the plain rotation, optionally off by one ulp.
+class TestRope final : public RopeVariant {
+ public:
+  explicit TestRope(bool wrong) : wrong_(wrong) {}
+  std::string name() const override { return wrong_ ? "test_wrong" : "test_exact"; }
+  Status can_implement(const Problem& p, const ParamValues&) const override {
+    return p.contiguous && p.operands_match && p.dtype == at::kFloat ? Status::kSuccess : Status::kErrorNotSupported;
+  }
+  at::Tensor run(const RopeArgs& args, const ParamValues&) const override {
+    ++calls;
+    auto y = rope3d_apply_reference(args.x, args.table);
+    return wrong_ ? at::nextafter(y, at::full_like(y, 1e30)) : y;
+  }
+  mutable std::atomic<int> calls{0};
+
+ private:
+  bool wrong_;
+};
+
+class TestCat final : public CatVariant {
+ public:
+  std::string name() const override { return "test_cat"; }
+  Status can_implement(const Problem& p, const ParamValues&) const override {
+    return p.operands_match ? Status::kSuccess : Status::kErrorNotSupported;
+  }
+  at::Tensor run(const CatArgs& a, const ParamValues&) const override {
+    ++calls;
+    return at::cat({a.video, a.action}, 1);
+  }
+  std::pair<at::Tensor, at::Tensor> split(const at::Tensor& j, int64_t n, const ParamValues&) const override {
+    ++calls;
+    return {j.narrow(1, 0, n).clone(), j.narrow(1, n, j.size(1) - n).clone()};  // clone: grads still match
+  }
+  mutable std::atomic<int> calls{0};
+};
+
+class KernelOps : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    testing::override_fused(nullptr, nullptr, nullptr);
+    select_kernels({});
+    testing::reset_first_call_checks();
+  }
+};
+
+TEST_F(KernelOps, UnselectedFamiliesRunPlain) {
+  select_kernels({});
+  auto x = at::randn({1, 4, 2, 6});
+  auto table = rope3d_table(1, 2, 2, 6, 10000.0, at::kCPU);
+  EXPECT_TRUE(bitwise_equal(rope_apply(x, table), rope3d_apply_reference(x, table)));
+  auto v = at::randn({2, 3, 4}), a = at::randn({2, 1, 4});
+  EXPECT_TRUE(bitwise_equal(joint_cat(v, a), joint_cat_reference(v, a)));
+  auto s = joint_split(joint_cat(v, a), 3);
+  EXPECT_TRUE(bitwise_equal(s.first, v));
+  auto mod = at::randn({2, 6, 4}).chunk(6, 1);
+  EXPECT_TRUE(bitwise_equal(adaln_modulate(v, mod[0], mod[1], 1e-6), adaln_modulate_reference(v, mod[0], mod[1], 1e-6)));
+  EXPECT_TRUE(bitwise_equal(gated_residual(v, v, mod[2]), gated_residual_reference(v, v, mod[2])));
+}
+
+#if !SPEEDGATE_WITH_CUDA
+TEST_F(KernelOps, SelectingAFamilyWithoutFusedVariantIsAnError) {
+  KernelSelection sel;
+  sel.fused_rope = true;
+  EXPECT_THROW(select_kernels(sel), std::invalid_argument);
+}
+#endif
+
+TEST_F(KernelOps, BadParametersNameTheFamily) {
+  TestRope exact(false);
+  TestCat cat;
+  testing::override_fused(&exact, &cat, nullptr);
+  KernelSelection sel;
+  sel.fast_cat = true;
+  sel.params["CAT"] = "threads=512,rows_per_block=4";
+  try {
+    select_kernels(sel);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("SG_KERNEL_CAT"), std::string::npos) << e.what();
+  }
+  sel.params["CAT"] = "threads=128";
+  EXPECT_NO_THROW(select_kernels(sel));
+}
+
+TEST_F(KernelOps, ExactFusedVariantPassesFirstCallAndIsUsed) {
+  TestRope exact(false);
+  testing::override_fused(&exact, nullptr, nullptr);
+  KernelSelection sel;
+  sel.fused_rope = true;
+  select_kernels(sel);
+  auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
+  auto x = at::randn({2, 8, 3, 12}).requires_grad_(true);
+  auto y = rope_apply(x, table);
+  EXPECT_GE(exact.calls.load(), 2);  // the first-call comparison and the call itself
+  EXPECT_TRUE(bitwise_equal(y.detach(), rope3d_apply_reference(x.detach(), table)));
+  const int before = exact.calls.load();
+  rope_apply(x, table);
+  EXPECT_EQ(exact.calls.load(), before + 1);  // checked once per process
+  EXPECT_TRUE(fallen_back_families().empty());
+  // A problem the variant cannot implement (double) runs plain.
+  rope_apply(x.detach().to(at::kDouble), table);
+  EXPECT_EQ(exact.calls.load(), before + 1);
+}
+
+TEST_F(KernelOps, DifferingFusedVariantFallsBackToPlainOnFirstCall) {
+  TestRope wrong(true);
+  testing::override_fused(&wrong, nullptr, nullptr);
+  KernelSelection sel;
+  sel.fused_rope = true;
+  select_kernels(sel);
+  auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
+  auto x = at::randn({1, 8, 2, 12});
+  ::testing::internal::CaptureStderr();
+  auto y = rope_apply(x, table);
+  auto y2 = rope_apply(x, table);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(bitwise_equal(y, rope3d_apply_reference(x, table)));
+  EXPECT_TRUE(bitwise_equal(y2, rope3d_apply_reference(x, table)));
+  EXPECT_EQ(fallen_back_families(), std::vector<std::string>{"ROPE"});
+  EXPECT_NE(err.find("ROPE"), std::string::npos);
+  EXPECT_EQ(err.find("ROPE", err.find("ROPE") + 1), std::string::npos) << "logged once: " << err;
+}
+
+TEST_F(KernelOps, InjectedMismatchFallsBackAndCatSplitAreCheckedSeparately) {
+  TestCat cat;
+  testing::override_fused(nullptr, &cat, nullptr);
+  KernelSelection sel;
+  sel.fast_cat = true;
+  select_kernels(sel);
+  auto v = at::randn({2, 3, 4}).requires_grad_(true), a = at::randn({2, 2, 4}).requires_grad_(true);
+  auto joint = joint_cat(v, a);
+  EXPECT_TRUE(fallen_back_families().empty());
+  testing::inject_first_call_mismatch("CAT");
+  ::testing::internal::CaptureStderr();
+  auto parts = joint_split(joint, 3);  // split's own first call sees the injected mismatch
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("split"), std::string::npos) << err;
+  EXPECT_EQ(fallen_back_families(), std::vector<std::string>{"CAT"});
+  EXPECT_TRUE(bitwise_equal(parts.first, v.detach()));
+  const int before = cat.calls.load();
+  joint_cat(v, a);
+  EXPECT_EQ(cat.calls.load(), before) << "a fallen-back family stays plain";
+}
+
+}  // namespace
+}  // namespace sg::kernels
