@@ -148,3 +148,41 @@ CREATE TABLE heartbeats (
   time REAL,
   updated_at REAL NOT NULL
 );
+-- speedgate store, migration to schema version 2 (PRAGMA user_version = 2): nightly runs.
+-- A warm-started trial is a copy of an identical finished trial (same key, same
+-- environment) from an earlier campaign; reused_from names the original.
+ALTER TABLE trials ADD COLUMN reused_from INTEGER REFERENCES trials(id);
+CREATE INDEX trials_by_key_only ON trials(trial_key);
+-- A preset that a nightly run found failing the gate or slower than its regression
+-- limit: marked here, never picked as a current preset again unless re-emitted.
+ALTER TABLE presets ADD COLUMN demoted_at TEXT;
+ALTER TABLE presets ADD COLUMN demoted_reason TEXT;
+CREATE TABLE nightly_runs (
+  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+  previous_campaign_id INTEGER REFERENCES campaigns(id),  -- the newest earlier campaign with an environment
+  environment_changed INTEGER NOT NULL DEFAULT 0,
+  previous_fingerprint_hash TEXT,
+  fingerprint_hash TEXT,
+  environment_diff_json TEXT NOT NULL DEFAULT '{}',   -- {field: [before, after]}
+  budget_minutes REAL,
+  state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
+  exit_code INTEGER,
+  summary_json TEXT NOT NULL DEFAULT '{}',
+  started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  finished_at TEXT
+);
+CREATE TABLE preset_verifications (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),  -- the night that re-verified it
+  preset_id INTEGER REFERENCES presets(id),               -- the row it was recorded as; NULL = file only
+  name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  verdict TEXT NOT NULL CHECK (verdict IN ('kept', 'demoted')),
+  recorded_speedup REAL,
+  measured_speedup REAL,
+  regression_limit REAL NOT NULL,
+  evaluation_id INTEGER REFERENCES evaluations(id),
+  reason TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);

@@ -38,6 +38,7 @@ int run_cli(int argc, char** argv) {
   commands.push_back(make_presets_check_command(*presets));
   commands.push_back(make_report_command(app));
   commands.push_back(make_serve_command(app));
+  commands.push_back(make_nightly_command(app));
 
   try {
     app.parse(argc, argv);

@@ -21,6 +21,7 @@ std::unique_ptr<Command> make_presets_emit_command(CLI::App& presets);
 std::unique_ptr<Command> make_presets_check_command(CLI::App& presets);
 std::unique_ptr<Command> make_report_command(CLI::App& parent);
 std::unique_ptr<Command> make_serve_command(CLI::App& parent);
+std::unique_ptr<Command> make_nightly_command(CLI::App& parent);
 
 // speedgate-train next to this executable (found via /proc/self/exe).
 std::string default_trainer_path();

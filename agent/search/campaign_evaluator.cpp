@@ -106,6 +106,7 @@ CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const 
   const std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", purpose, config_key(c), seed, steps,
                                       micro_batch, opt_.grad_accum, opt_.threads, repeat, paired_with);
   Run out;
+  if (warm_start_) warm_start_(purpose, key);
   if (auto row = store_.find_trial(campaign_id_, key); row && row->state == "finished" &&
                                                        row->disposition != Disposition::stale) {
     out.trial_id = row->id;

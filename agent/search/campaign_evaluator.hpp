@@ -4,6 +4,7 @@
 // measures speed with paired ABAB repeats.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,12 @@ class CampaignEvaluator : public Evaluator {
   int trials_run() const { return trials_run_; }
   double best_speedup() const { return best_speedup_; }
   std::optional<bool> deterministic() const { return deterministic_; }
+
+  // Warm start (speedgate nightly, agent/nightly/): called before each trial with its
+  // purpose and key; it may copy an identical finished trial of an earlier campaign
+  // into this one, which run() then uses instead of running the trainer.
+  using WarmStart = std::function<void(const std::string& purpose, const std::string& trial_key)>;
+  void set_warm_start(WarmStart w) { warm_start_ = std::move(w); }
 
  private:
   struct Run {
@@ -63,6 +70,7 @@ class CampaignEvaluator : public Evaluator {
   int trials_run_ = 0;
   double best_speedup_ = 1.0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  WarmStart warm_start_;
 };
 
 }  // namespace sg::agent

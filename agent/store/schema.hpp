@@ -5,7 +5,7 @@
 
 namespace sg::agent {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: nightly runs (docs/nightly.md)
 
 struct Migration {
   int to_version;
@@ -13,6 +13,9 @@ struct Migration {
 };
 
 const char* schema_v1_sql();
+const char* schema_v2_sql();
+// Every migration's SQL in order: what results/schema.sql holds.
+std::string schema_sql();
 std::vector<Migration> migrations();
 
 }  // namespace sg::agent

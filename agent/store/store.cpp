@@ -165,7 +165,9 @@ Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
       throw StoreError(fmt::format("database {} has schema version {} but this speedgate knows {}; "
                                    "use a newer speedgate", path, v, kSchemaVersion));
     }
-    if (v < kSchemaVersion) throw StoreError("database " + path + " is not initialised (read-only open)");
+    // An older initialised schema is readable: later migrations only add tables and
+    // columns that read-only users (serve, report) do not need.
+    if (v < 1) throw StoreError("database " + path + " is not initialised (read-only open)");
     return;
   }
   try {

@@ -36,7 +36,7 @@ struct StoreTest : ::testing::Test {
 TEST_F(StoreTest, EmbeddedSchemaMirrorsResultsSchemaSql) {
   auto file = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/results/schema.sql");
   ASSERT_TRUE(file.has_value());
-  EXPECT_EQ(*file, std::string(schema_v1_sql()));
+  EXPECT_EQ(*file, schema_sql());
 }
 
 TEST_F(StoreTest, FreshDatabaseIsCurrentWalWithBusyTimeout) {
@@ -60,7 +60,7 @@ TEST_F(StoreTest, MigratesFromVersionZero) {
     EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 0);
   }
   Store s(db);
-  EXPECT_EQ(s.schema_version(), 1);
+  EXPECT_EQ(s.schema_version(), kSchemaVersion);
   EXPECT_TRUE(s.db().tableExists("trials"));
   EXPECT_TRUE(s.db().tableExists("projections"));
   EXPECT_TRUE(s.db().tableExists("unrelated"));

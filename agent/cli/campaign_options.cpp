@@ -1,0 +1,60 @@
+#include "agent/cli/campaign_options.hpp"
+
+#include <algorithm>
+
+#include "agent/cli/command.hpp"
+#include "agent/common/errors.hpp"
+#include "agent/common/units.hpp"
+#include "agent/search/strategy.hpp"
+
+namespace sg::agent {
+
+void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
+  app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
+  app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
+  app->add_option("--db", o.db_path, "SQLite database")->capture_default_str();
+  app->add_option("--memory-budget", budgets,
+                  "NAME=SIZE, repeatable; one preset per budget (IEC units: B KiB MiB GiB TiB)")
+      ->default_str("fast=141GiB fast_80gb=80GiB");
+  app->add_option("--target-micro-batch", o.target_micro_batch,
+                  "micro-batch per GPU to project memory for (default: the size's default)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--target-world-size", o.target_world_size, "GPUs to project memory for")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--zero-stage", o.zero_stage, "ZeRO stage (0-3) for the projection")->check(CLI::Range(0, 3))->capture_default_str();
+  app->add_option("--micro-batch", o.micro_batch,
+                  "measured micro-batch (default: the size's default; the memory probe runs 2x)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--trainer", o.trainer, "trainer executable (default: speedgate-train next to speedgate)");
+  app->add_option("--steps", o.steps, "full (confirmation) step budget")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--screen-steps", o.screen_steps, "short step budget for screening (default max(3, steps/2))")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--seeds", o.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
+  app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  std::string strategies;
+  for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
+  app->add_option("--plan", o.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+}
+
+void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets) {
+  if (budgets.empty()) budgets = {"fast=141GiB", "fast_80gb=80GiB"};
+  for (const auto& b : budgets) {
+    NamedBudget nb = parse_named_budget(b);
+    for (const auto& have : o.budgets) {
+      if (have.name == nb.name) throw UsageError("--memory-budget " + nb.name + " given twice");
+    }
+    o.budgets.push_back(nb);
+  }
+  if (o.trainer.empty()) o.trainer = default_trainer_path();
+  int s = o.screen_steps == 0 ? std::max(std::min(3, o.steps), o.steps / 2) : o.screen_steps;
+  if (s > o.steps) throw UsageError("--screen-steps must not exceed --steps");
+}
+
+}  // namespace sg::agent

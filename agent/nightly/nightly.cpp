@@ -1,0 +1,423 @@
+#include "agent/nightly/nightly.hpp"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
+#include "agent/common/units.hpp"
+#include "agent/gate/gate.hpp"
+#include "agent/nightly/current_presets.hpp"
+#include "agent/nightly/nightly_outputs.hpp"
+#include "agent/nightly/nightly_store.hpp"
+#include "agent/presets/preset_file.hpp"
+#include "agent/search/campaign_evaluator.hpp"
+#include "agent/search/pareto.hpp"
+#include "agent/search/strategy.hpp"
+#include "agent/store/store.hpp"
+
+namespace sg::agent::nightly {
+
+using nlohmann::json;
+
+void NightlyOptions::validate() const {
+  campaign.validate();
+  if (campaign.budget_minutes <= 0 && campaign.budget_trials <= 0) {
+    throw UsageError("--budget-minutes must be > 0 (a nightly run is time-budgeted)");
+  }
+  if (!(regression_limit > 0 && regression_limit <= 1)) throw UsageError("--regression-limit must be in (0, 1]");
+  if (presets_dir.empty()) throw UsageError("--presets-dir must not be empty");
+}
+
+bool NightlyReport::any_demoted() const {
+  for (const auto& c : checks) {
+    if (c.verdict == "demoted") return true;
+  }
+  return false;
+}
+
+int NightlyReport::exit_code() const {
+  if (!failure.empty() || any_demoted()) return 1;
+  for (const auto& c : checks) {
+    if (c.verdict != "kept") return 1;
+  }
+  return 0;
+}
+
+json NightlyReport::to_json() const {
+  json checks_j = json::array(), written_j = json::array();
+  for (const auto& c : checks) {
+    checks_j.push_back({{"name", c.name}, {"path", c.path}, {"config", c.config_key}, {"verdict", c.verdict},
+                        {"reason", c.reason}, {"recorded_speedup", c.recorded_speedup},
+                        {"measured_speedup", c.measured_speedup}, {"evaluation_id", c.evaluation_id.value_or(0)}});
+  }
+  for (const auto& w : written) {
+    written_j.push_back({{"name", w.name}, {"path", w.path}, {"config", w.config_key}, {"speedup", w.speedup},
+                         {"replaced_config", w.replaced_config_key}, {"replaced_speedup", w.replaced_speedup}});
+  }
+  return {{"campaign_id", campaign_id}, {"resumed", resumed}, {"environment_changed", environment_changed},
+          {"previous_campaign_id", previous_campaign_id.value_or(0)}, {"environment_diff", environment_diff},
+          {"presets", checks_j}, {"written", written_j}, {"notes", notes}, {"trials_run", trials_run},
+          {"trials_reused", trials_reused}, {"budget_spent", budget_spent}, {"failure", failure},
+          {"exit_code", exit_code()}};
+}
+
+namespace {
+
+// One night's state, shared by the phases below.
+class Night {
+ public:
+  Night(const NightlyOptions& o, const Manifest& m, Store& store, std::int64_t cid)
+      : opt_(o), c_(o.campaign), manifest_(m), store_(store), evaluator_(store, cid, m, c_) {
+    report_.campaign_id = cid;
+    evaluator_.set_warm_start([this](const std::string& purpose, const std::string& key) {
+      if (warm_env_ == 0 || never_reused(purpose)) return;
+      if (auto id = copy_identical_trial(store_, report_.campaign_id, warm_env_, key)) {
+        spdlog::debug("warm start: {} reused as trial {}", key, *id);
+      }
+    });
+    SearchOptions so;
+    so.screen_steps = c_.screen_steps;
+    so.full_steps = c_.steps;
+    ctx_ = std::make_unique<SearchContext>(m, evaluator_, so);
+  }
+
+  NightlyReport& report() { return report_; }
+
+  // False (with report.failure set) when the night cannot go on.
+  bool measure_baseline() {
+    try {
+      ctx_->evaluate({}, c_.steps, "baseline");
+    } catch (const BudgetExhausted&) {
+      report_.budget_spent = true;
+      report_.failure = "the budget was spent before tonight's baseline was measured";
+      return false;
+    } catch (const GateFailure& e) {
+      store_.set_campaign_determinism(report_.campaign_id, evaluator_.deterministic().value_or(false),
+                                      std::string("baseline failed: ") + e.what());
+      report_.failure = std::string("baseline failed: ") + e.what();
+      return false;
+    }
+    return true;
+  }
+
+  void compare_environment() {
+    auto camp = store_.campaign(report_.campaign_id);
+    NightlyRunRow row;
+    row.campaign_id = report_.campaign_id;
+    if (camp && camp->environment_id) {
+      env_id_ = *camp->environment_id;
+      row.fingerprint_hash = store_.environment_hash(env_id_).value_or("");
+    }
+    auto prev = previous_environment(store_, report_.campaign_id, c_.workload, c_.size);
+    if (prev) {
+      row.previous_campaign_id = prev->campaign_id;
+      row.previous_fingerprint_hash = prev->hash;
+      report_.previous_campaign_id = prev->campaign_id;
+      if (env_id_ != 0 && prev->environment_id != env_id_) {
+        row.environment_changed = true;
+        row.environment_diff = fingerprint_diff(prev->fingerprint, environment_json(store_, env_id_));
+        report_.environment_changed = true;
+        report_.environment_diff = row.environment_diff;
+        spdlog::warn("environment CHANGED since campaign {} ({} -> {}): {}; tonight's baseline is new and results "
+                     "of the old environment are not reused",
+                     prev->campaign_id, prev->hash, row.fingerprint_hash, row.environment_diff.dump());
+      }
+    }
+    set_nightly_environment(store_, row);
+  }
+
+  void reverify(const std::vector<CurrentPreset>& presets) {
+    bool spent = false;
+    for (const auto& p : presets) {
+      PresetCheck check;
+      check.name = p.name;
+      check.path = p.path;
+      check.config_key = config_key(p.config);
+      check.recorded_speedup = p.recorded_speedup;
+      if (spent) {
+        check.verdict = "unverified";
+        check.reason = "the budget was spent before it was re-verified";
+      } else {
+        try {
+          judge(p, check);
+        } catch (const BudgetExhausted&) {
+          spent = true;
+          report_.budget_spent = true;
+          check.verdict = "unverified";
+          check.reason = "the budget was spent before it was re-verified";
+        }
+      }
+      if (check.verdict == "demoted") {
+        spdlog::error("preset {} DEMOTED: {}", p.name, check.reason);
+      } else if (check.verdict == "kept") {
+        spdlog::info("preset {} re-verified: {}", p.name, check.reason);
+      } else {
+        spdlog::error("preset {} not re-verified: {}", p.name, check.reason);
+      }
+      if (check.verdict != "unverified") {
+        VerificationRow v;
+        v.campaign_id = report_.campaign_id;
+        v.preset_id = p.preset_id;
+        v.evaluation_id = check.evaluation_id;
+        v.name = p.name;
+        v.path = p.path;
+        v.config_key = check.config_key;
+        v.verdict = check.verdict;
+        v.reason = check.reason;
+        v.recorded_speedup = check.recorded_speedup;
+        v.measured_speedup = check.measured_speedup;
+        v.regression_limit = opt_.regression_limit;
+        add_verification(store_, v);
+        if (check.verdict == "demoted" && p.preset_id) demote_preset(store_, *p.preset_id, check.reason);
+      }
+      report_.checks.push_back(check);
+      current_.emplace(p.name, p);
+    }
+    if (spent) report_.failure = "the budget was spent before every preset was re-verified";
+  }
+
+  void explore() {
+    warm_env_ = env_id_;  // only results of tonight's environment are reused
+    try {
+      for (const auto& name : c_.plan) ctx_->run_strategy(name);
+    } catch (const BudgetExhausted&) {
+      report_.budget_spent = true;
+      spdlog::info("budget spent after {} trainer runs: stopping exploration", evaluator_.trials_run());
+    }
+  }
+
+  // The frontier, then one preset decision per budget; returns the files to write.
+  std::map<std::string, std::string> decide_presets(const NightContext& night) {
+    std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
+    std::vector<FrontierPoint> pts;
+    std::vector<const EvaluationRow*> rows;
+    for (const auto& e : evals) {
+      if (e.steps != c_.steps || e.disposition != Disposition::accepted) continue;
+      pts.push_back({e.id, e.speedup, e.projected_peak_bytes, config_from_key(e.config_key).size()});
+      rows.push_back(&e);
+    }
+    std::vector<std::int64_t> frontier;
+    for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
+    store_.set_frontier(report_.campaign_id, frontier);
+
+    std::map<std::string, std::string> files;
+    for (const auto& b : c_.budgets) {
+      auto pick = pick_for_budget(pts, static_cast<double>(b.bytes));
+      const EvaluationRow* best = pick ? rows[*pick] : nullptr;
+      const PresetCheck* check = nullptr;
+      for (const auto& c : report_.checks) {
+        if (c.name == b.name) check = &c;
+      }
+      const std::string path = (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
+      if (check && check->verdict != "kept") {
+        if (check->verdict == "demoted") {
+          record(b, night, *check, /*demoted=*/true);
+          report_.notes.push_back(fmt::format("{}: demoted; {} left as it is{}", b.name, path,
+              best ? fmt::format(" (tonight's best for this budget: `{}` {:.3f}x)", config_label(config_from_key(best->config_key)), best->speedup)
+                   : std::string()));
+        } else {
+          report_.notes.push_back(fmt::format("{}: not re-verified tonight; left as it is", b.name));
+        }
+        continue;
+      }
+      const bool beats = best && (!check || (best->config_key != check->config_key &&
+                                              best->speedup > check->measured_speedup * (1.0 + kNoiseThreshold)));
+      if (!beats || !report_.failure.empty()) {
+        if (check) record(b, night, *check, /*demoted=*/false);
+        else report_.notes.push_back(fmt::format("{}: nothing accepted fits {}", b.name, format_gib(static_cast<double>(b.bytes))));
+        continue;
+      }
+      PresetWrite w;
+      w.name = b.name;
+      w.path = path;
+      w.config_key = best->config_key;
+      w.speedup = best->speedup;
+      if (check) {
+        w.replaced_config_key = check->config_key.empty() ? "(defaults)" : check->config_key;
+        w.replaced_speedup = check->measured_speedup;
+        spdlog::info("preset {}: `{}` {:.3f}x beats the current `{}` {:.3f}x beyond the noise threshold: replacing {}",
+                     b.name, best->config_key, best->speedup, check->config_key, check->measured_speedup, path);
+      } else {
+        spdlog::info("preset {}: new, `{}` {:.3f}x", b.name, best->config_key, best->speedup);
+      }
+      std::string content = render_nightly_preset(night, b.name, static_cast<double>(b.bytes), *best);
+      PresetParse parse = parse_preset(content, manifest_);
+      if (!parse.ok()) throw std::logic_error("rendered preset does not re-parse: " + parse.errors.front());
+      files[path] = content;
+      PresetRow row;
+      row.campaign_id = report_.campaign_id;
+      row.name = b.name;
+      row.path = path;
+      row.config_key = best->config_key;
+      row.fingerprint_hash = night.fingerprint_hash;
+      row.content = content;
+      row.budget_bytes = static_cast<double>(b.bytes);
+      row.speedup = best->speedup;
+      row.speedup_spread = best->speedup_spread;
+      row.projected_peak_bytes = best->projected_peak_bytes;
+      row.evaluation_id = best->id;
+      row.trial_ids = best->trial_ids;
+      pending_rows_.push_back(row);
+      report_.written.push_back(w);
+    }
+    return files;
+  }
+
+  void add_pending_rows() {
+    for (const auto& r : pending_rows_) store_.add_preset(r);
+  }
+  int trials_run() const { return evaluator_.trials_run(); }
+
+ private:
+  void judge(const CurrentPreset& p, PresetCheck& check) {
+    if (!p.invalid.empty()) {
+      check.verdict = "demoted";
+      check.reason = "no longer valid against tonight's trainer manifest: " + p.invalid;
+      return;
+    }
+    if (p.config.empty()) {
+      check.verdict = "kept";
+      check.measured_speedup = 1.0;
+      check.reason = "all defaults (the baseline)";
+      return;
+    }
+    const Evaluation& e = ctx_->evaluate(p.config, c_.steps, "reverify");
+    check.evaluation_id = e.id;
+    check.measured_speedup = e.speedup;
+    check.projected_peak_bytes = e.projected_peak_bytes;
+    const double floor = opt_.regression_limit * p.recorded_speedup;
+    if (!e.correct()) {
+      check.verdict = "demoted";
+      check.reason = fmt::format("fails tonight: {}: {}", to_string(e.disposition), e.reason);
+    } else if (p.budget_bytes > 0 && e.projected_peak_bytes > p.budget_bytes) {
+      check.verdict = "demoted";
+      check.reason = fmt::format("projected peak {} no longer fits its budget {}", format_gib(e.projected_peak_bytes),
+                                 format_gib(p.budget_bytes));
+    } else if (p.recorded_speedup > 0 && e.speedup < floor) {
+      check.verdict = "demoted";
+      check.reason = fmt::format("speedup {:.3f}x is below the regression limit {:.2f} x the recorded {:.3f}x ({:.3f}x)",
+                                 e.speedup, opt_.regression_limit, p.recorded_speedup, floor);
+    } else {
+      check.verdict = "kept";
+      check.reason = fmt::format("passes the {} gate, {:.3f}x (recorded {:.3f}x, limit {:.3f}x)", e.gate_class,
+                                 e.speedup, p.recorded_speedup, floor);
+    }
+  }
+
+  // Tonight's row for a preset that stays in place: the trend gets one point per night.
+  void record(const NamedBudget& b, const NightContext& night, const PresetCheck& check, bool demoted) {
+    auto it = current_.find(b.name);
+    if (it == current_.end()) return;
+    PresetRow row;
+    row.campaign_id = report_.campaign_id;
+    row.name = b.name;
+    row.path = it->second.path;
+    row.config_key = check.config_key;
+    row.fingerprint_hash = night.fingerprint_hash;
+    row.content = it->second.content;
+    row.budget_bytes = it->second.budget_bytes > 0 ? it->second.budget_bytes : static_cast<double>(b.bytes);
+    row.speedup = check.measured_speedup;
+    row.projected_peak_bytes = check.projected_peak_bytes;
+    row.evaluation_id = check.evaluation_id;
+    for (const auto& e : store_.evaluations(report_.campaign_id)) {
+      if (check.evaluation_id && e.id == *check.evaluation_id) {
+        row.trial_ids = e.trial_ids;
+        row.speedup_spread = e.speedup_spread;
+      }
+    }
+    std::int64_t id = store_.add_preset(row);
+    if (demoted) demote_preset(store_, id, check.reason);
+  }
+
+  const NightlyOptions& opt_;
+  CampaignOptions c_;
+  const Manifest& manifest_;
+  Store& store_;
+  CampaignEvaluator evaluator_;
+  std::unique_ptr<SearchContext> ctx_;
+  NightlyReport report_;
+  std::int64_t env_id_ = 0, warm_env_ = 0;
+  std::map<std::string, CurrentPreset> current_;
+  std::vector<PresetRow> pending_rows_;
+};
+
+CampaignOptions prepared(const NightlyOptions& in) {
+  CampaignOptions c = in.campaign;
+  if (c.screen_steps == 0) c.screen_steps = std::max(std::min(3, c.steps), c.steps / 2);
+  if (c.plan.empty()) c.plan = default_plan();
+  return c;
+}
+
+}  // namespace
+
+NightlyReport run_nightly(const NightlyOptions& in, const Manifest& manifest) {
+  NightlyOptions opt = in;
+  opt.campaign = prepared(in);
+  opt.validate();
+  CampaignOptions& c = opt.campaign;
+  if (!manifest.find_size(c.workload, c.size)) {
+    throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", c.workload, c.size));
+  }
+  namespace fs = std::filesystem;
+  fs::path db(c.db_path);
+  if (db.has_parent_path()) fs::create_directories(db.parent_path());
+  if (c.runs_dir.empty()) c.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
+  Store store(c.db_path);
+
+  CampaignRow row;
+  row.workload = c.workload;
+  row.size = c.size;
+  row.trainer = c.trainer;
+  row.manifest = manifest.raw;
+  row.options = c.to_json();
+  row.options["nightly"] = {{"presets_dir", opt.presets_dir}, {"regression_limit", opt.regression_limit}};
+  row.note = "nightly";
+  bool resumed = false;
+  std::int64_t cid = 0;
+  if (auto prev = resumable_campaign(store, row)) {
+    cid = *prev;
+    resumed = true;
+    spdlog::info("resuming tonight's interrupted nightly campaign {}", cid);
+  } else {
+    cid = store.create_campaign(row);
+    spdlog::info("nightly campaign {} started in {}", cid, c.db_path);
+  }
+  begin_nightly_run(store, cid, c.budget_minutes);
+  for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
+    spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
+  }
+
+  Night night(opt, manifest, store, cid);
+  NightlyReport& report = night.report();
+  report.resumed = resumed;
+  if (night.measure_baseline()) {
+    night.compare_environment();
+    night.reverify(current_presets(store, c.workload, c.size, opt.presets_dir, manifest, c.budgets));
+    if (report.failure.empty()) night.explore();
+  }
+
+  NightContext ctx;
+  ctx.campaign = *store.campaign(cid);
+  ctx.manifest = &manifest;
+  if (ctx.campaign.environment_id) ctx.fingerprint_hash = store.environment_hash(*ctx.campaign.environment_id).value_or("");
+  std::map<std::string, std::string> files;
+  if (report.failure.empty() || !report.checks.empty()) files = night.decide_presets(ctx);
+  report.trials_run = night.trials_run();
+  report.trials_reused = reused_trials(store, cid);
+  files[(fs::path(opt.presets_dir) / "README.md").string()] = render_nightly_readme(ctx, report);
+  fs::create_directories(opt.presets_dir);
+  for (const auto& [path, content] : files) write_file_atomic(path, content);
+  night.add_pending_rows();
+  store.finish_campaign(cid);
+  finish_nightly_run(store, cid, report.exit_code(), report.to_json());
+  spdlog::info("nightly campaign {} finished{}: {} trainer runs, {} reused, exit {}", cid,
+               report.budget_spent ? " (budget spent)" : "", report.trials_run, report.trials_reused,
+               report.exit_code());
+  return report;
+}
+
+}  // namespace sg::agent::nightly

@@ -1,0 +1,224 @@
+#include "agent/nightly/nightly_store.hpp"
+
+#include <fmt/format.h>
+
+namespace sg::agent::nightly {
+
+using nlohmann::json;
+
+namespace {
+
+std::string text(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
+
+// Every trials column except id and campaign_id, in one order for the copy.
+const char* kCopiedTrialColumns =
+    "trial_key, purpose, config_key, config_json, seed, steps, micro_batch, grad_accum, repeat, state, "
+    "disposition, run_ok, reason, queued_at, started_at, finished_at, wall_s, exit_code, signal, samples_per_s, "
+    "tokens_per_s, peak_allocated_bytes, peak_reserved_bytes, breakdown_json, param_digest, optimizer_digest, "
+    "eval_loss, eval_loss_bits, environment_id, trial_dir, stdout_log, stderr_log, result_path, result_json, "
+    "host, controller_pid, pgid, heartbeat_at";
+
+}  // namespace
+
+std::optional<std::int64_t> resumable_campaign(Store& store, const CampaignRow& wanted) {
+  SQLite::Statement q(store.db(),
+      "SELECT id FROM campaigns WHERE state = 'running' AND workload = ? AND size = ? AND trainer = ? "
+      "AND manifest_json = ? AND options_json = ? AND julianday('now') - julianday(created_at) < ? "
+      "ORDER BY id DESC LIMIT 1");
+  q.bind(1, wanted.workload);
+  q.bind(2, wanted.size);
+  q.bind(3, wanted.trainer);
+  q.bind(4, wanted.manifest.dump());
+  q.bind(5, wanted.options.dump());
+  q.bind(6, kResumeWithinHours / 24.0);
+  if (!q.executeStep()) return std::nullopt;
+  return q.getColumn(0).getInt64();
+}
+
+bool never_reused(const std::string& purpose) { return purpose == "baseline" || purpose == "band"; }
+
+std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id, std::int64_t env_id,
+                                                 const std::string& trial_key) {
+  std::optional<std::int64_t> copied;
+  store.write([&] {
+    SQLite::Statement have(store.db(),
+        "SELECT 1 FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'finished' "
+        "AND (disposition IS NULL OR disposition != 'stale')");
+    have.bind(1, campaign_id);
+    have.bind(2, trial_key);
+    if (have.executeStep()) return;
+    SQLite::Statement src(store.db(),
+        "SELECT t.id FROM trials t JOIN campaigns c ON c.id = t.campaign_id "
+        "JOIN campaigns me ON me.id = ? "
+        "WHERE t.trial_key = ? AND t.state = 'finished' AND t.run_ok = 1 AND t.environment_id = ? "
+        "AND t.campaign_id != me.id AND c.workload = me.workload AND c.size = me.size "
+        "AND c.manifest_json = me.manifest_json ORDER BY t.id DESC LIMIT 1");
+    src.bind(1, campaign_id);
+    src.bind(2, trial_key);
+    src.bind(3, env_id);
+    if (!src.executeStep()) return;
+    const std::int64_t source = src.getColumn(0).getInt64();
+    SQLite::Statement ins(store.db(),
+        fmt::format("INSERT INTO trials(campaign_id, {0}, reused_from) SELECT ?, {0}, id FROM trials WHERE id = ?",
+                    kCopiedTrialColumns));
+    ins.bind(1, campaign_id);
+    ins.bind(2, source);
+    ins.exec();
+    const std::int64_t id = store.db().getLastInsertRowid();
+    SQLite::Statement steps(store.db(),
+        "INSERT INTO steps(trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds) "
+        "SELECT ?, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds FROM steps WHERE trial_id = ?");
+    steps.bind(1, id);
+    steps.bind(2, source);
+    steps.exec();
+    copied = id;
+  });
+  return copied;
+}
+
+int reused_trials(Store& store, std::int64_t campaign_id) {
+  SQLite::Statement q(store.db(), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND reused_from IS NOT NULL");
+  q.bind(1, campaign_id);
+  q.executeStep();
+  return q.getColumn(0).getInt();
+}
+
+json environment_json(Store& store, std::int64_t env_id) {
+  SQLite::Statement q(store.db(), "SELECT fingerprint_json FROM environments WHERE id = ?");
+  q.bind(1, env_id);
+  if (!q.executeStep()) return json::object();
+  return json::parse(text(q.getColumn(0)), nullptr, false);
+}
+
+std::optional<PreviousEnvironment> previous_environment(Store& store, std::int64_t campaign_id,
+                                                        const std::string& workload, const std::string& size) {
+  SQLite::Statement q(store.db(),
+      "SELECT c.id, e.id, e.fingerprint_hash, e.fingerprint_json FROM campaigns c "
+      "JOIN environments e ON e.id = c.environment_id "
+      "WHERE c.id < ? AND c.workload = ? AND c.size = ? ORDER BY c.id DESC LIMIT 1");
+  q.bind(1, campaign_id);
+  q.bind(2, workload);
+  q.bind(3, size);
+  if (!q.executeStep()) return std::nullopt;
+  PreviousEnvironment p;
+  p.campaign_id = q.getColumn(0).getInt64();
+  p.environment_id = q.getColumn(1).getInt64();
+  p.hash = text(q.getColumn(2));
+  p.fingerprint = json::parse(text(q.getColumn(3)), nullptr, false);
+  return p;
+}
+
+json fingerprint_diff(const json& before, const json& after) {
+  json diff = json::object();
+  if (!before.is_object() || !after.is_object()) return {{"fingerprint", {before, after}}};
+  for (const auto& [k, v] : before.items()) {
+    if (!after.contains(k) || after[k] != v) diff[k] = {v, after.value(k, json())};
+  }
+  for (const auto& [k, v] : after.items()) {
+    if (!before.contains(k)) diff[k] = {json(), v};
+  }
+  return diff;
+}
+
+void begin_nightly_run(Store& store, std::int64_t campaign_id, double budget_minutes) {
+  store.write([&] {
+    SQLite::Statement st(store.db(),
+        "INSERT INTO nightly_runs(campaign_id, budget_minutes, state) VALUES(?, ?, 'running') "
+        "ON CONFLICT(campaign_id) DO UPDATE SET state = 'running', budget_minutes = excluded.budget_minutes");
+    st.bind(1, campaign_id);
+    bind_real(st, 2, budget_minutes);
+    st.exec();
+  });
+}
+
+void set_nightly_environment(Store& store, const NightlyRunRow& r) {
+  store.write([&] {
+    SQLite::Statement st(store.db(),
+        "UPDATE nightly_runs SET previous_campaign_id = ?, environment_changed = ?, previous_fingerprint_hash = ?, "
+        "fingerprint_hash = ?, environment_diff_json = ? WHERE campaign_id = ?");
+    if (r.previous_campaign_id) st.bind(1, *r.previous_campaign_id); else st.bind(1);
+    st.bind(2, r.environment_changed ? 1 : 0);
+    st.bind(3, r.previous_fingerprint_hash);
+    st.bind(4, r.fingerprint_hash);
+    st.bind(5, r.environment_diff.dump());
+    st.bind(6, r.campaign_id);
+    st.exec();
+  });
+}
+
+void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code, const json& summary) {
+  store.write([&] {
+    SQLite::Statement st(store.db(),
+        "UPDATE nightly_runs SET state = 'finished', exit_code = ?, summary_json = ?, "
+        "finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE campaign_id = ?");
+    st.bind(1, exit_code);
+    st.bind(2, summary.dump());
+    st.bind(3, campaign_id);
+    st.exec();
+  });
+}
+
+std::vector<StoredPreset> stored_presets(Store& store, const std::string& workload, const std::string& size) {
+  SQLite::Statement q(store.db(),
+      "SELECT p.id, p.campaign_id, p.name, p.path, p.config_key, p.fingerprint_hash, p.content, p.budget_bytes, "
+      "p.speedup, p.speedup_spread, p.projected_peak_bytes, p.evaluation_id, p.demoted_at, p.demoted_reason "
+      "FROM presets p JOIN campaigns c ON c.id = p.campaign_id WHERE c.workload = ? AND c.size = ? "
+      "ORDER BY p.id DESC");
+  q.bind(1, workload);
+  q.bind(2, size);
+  std::vector<StoredPreset> out;
+  while (q.executeStep()) {
+    StoredPreset s;
+    int i = 0;
+    s.id = q.getColumn(i++).getInt64();
+    s.row.campaign_id = q.getColumn(i++).getInt64();
+    s.row.name = text(q.getColumn(i++));
+    s.row.path = text(q.getColumn(i++));
+    s.row.config_key = text(q.getColumn(i++));
+    s.row.fingerprint_hash = text(q.getColumn(i++));
+    s.row.content = text(q.getColumn(i++));
+    s.row.budget_bytes = column_real(q.getColumn(i++));
+    s.row.speedup = column_real(q.getColumn(i++));
+    s.row.speedup_spread = column_real(q.getColumn(i++));
+    s.row.projected_peak_bytes = column_real(q.getColumn(i++));
+    if (!q.getColumn(i).isNull()) s.row.evaluation_id = q.getColumn(i).getInt64();
+    ++i;
+    s.demoted_at = text(q.getColumn(i++));
+    s.demoted_reason = text(q.getColumn(i++));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void add_verification(Store& store, const VerificationRow& v) {
+  store.write([&] {
+    SQLite::Statement st(store.db(),
+        "INSERT INTO preset_verifications(campaign_id, preset_id, name, path, config_key, verdict, "
+        "recorded_speedup, measured_speedup, regression_limit, evaluation_id, reason) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, v.campaign_id);
+    if (v.preset_id) st.bind(2, *v.preset_id); else st.bind(2);
+    st.bind(3, v.name);
+    st.bind(4, v.path);
+    st.bind(5, v.config_key);
+    st.bind(6, v.verdict);
+    bind_real(st, 7, v.recorded_speedup);
+    bind_real(st, 8, v.measured_speedup);
+    bind_real(st, 9, v.regression_limit);
+    if (v.evaluation_id) st.bind(10, *v.evaluation_id); else st.bind(10);
+    st.bind(11, v.reason);
+    st.exec();
+  });
+}
+
+void demote_preset(Store& store, std::int64_t preset_id, const std::string& reason) {
+  store.write([&] {
+    SQLite::Statement st(store.db(),
+        "UPDATE presets SET demoted_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), demoted_reason = ? "
+        "WHERE id = ? AND demoted_at IS NULL");
+    st.bind(1, reason);
+    st.bind(2, preset_id);
+    st.exec();
+  });
+}
+
+}  // namespace sg::agent::nightly
