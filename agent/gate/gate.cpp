@@ -34,7 +34,8 @@ Deviation deviation(const TrialResult& run, const TrialResult& ref) {
   }
   d.curve_rms = n ? std::sqrt(sq / static_cast<double>(n)) : 0;
   if (run.step_records.size() != ref.step_records.size()) d.curve_rms = INFINITY;
-  d.eval_loss_abs = std::fabs(run.eval_loss - ref.eval_loss);
+  d.eval_loss_abs = run.has_eval && ref.has_eval ? std::fabs(run.eval_loss - ref.eval_loss) : 0.0;
+  if (run.has_eval != ref.has_eval) d.eval_loss_abs = INFINITY;
   double g = mean_grad_norm(run), g0 = mean_grad_norm(ref);
   d.grad_norm_log = (g > 0 && g0 > 0) ? std::fabs(std::log(g / g0)) : INFINITY;
   // Non-finite values anywhere are never "inside" a band.
@@ -69,6 +70,7 @@ Verdict bitwise_equal(const TrialResult& a, const TrialResult& b) {
       return {false, fmt::format("step {} grad-norm bits differ ({:08x} vs {:08x})", i, x.grad_norm_bits, y.grad_norm_bits)};
     }
   }
+  if (a.has_eval != b.has_eval || a.eval_loss_bits != b.eval_loss_bits) return {false, "eval loss bits differ"};
   if (a.param_digest != b.param_digest) return {false, "parameter digest differs"};
   if (a.optimizer_digest != b.optimizer_digest) return {false, "optimizer digest differs"};
   return {true, "bitwise identical"};
@@ -76,7 +78,7 @@ Verdict bitwise_equal(const TrialResult& a, const TrialResult& b) {
 
 Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band, double factor) {
   Deviation d = deviation(candidate, s0);
-  double loss_scale = std::max(std::fabs(s0.eval_loss), 1e-30);
+  double loss_scale = std::max(std::fabs(s0.has_eval || s0.step_records.empty() ? s0.eval_loss : s0.step_records.back().loss), 1e-30);
   auto limit = [&](double band_value, double scale) {
     return std::max(band_value * factor, kBandRelativeFloor * scale);
   };

@@ -86,6 +86,7 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
   s.available = o.value("available", true);
   s.unavailable_reason = opt_string(o, "unavailable_reason");
   s.doc = opt_string(o, "doc");
+  s.deterministic = o.contains("deterministic") && o["deterministic"].is_boolean() ? o["deterministic"].get<bool>() : true;
   if (s.type == "bool") {
     if (s.values != std::vector<std::string>{"0", "1"}) bad(where + ".values", "a bool switch has values [\"0\",\"1\"]");
   }

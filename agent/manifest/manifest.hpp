@@ -24,8 +24,11 @@ struct SwitchSpec {
   bool available = true;
   std::string unavailable_reason;
   std::string doc;
+  // false: some non-default value has no deterministic kernel, so the gate must
+  // use tolerance even when identity says bitwise (protocol §1, optional field).
+  bool deterministic = true;
 
-  bool bitwise() const { return identity == "bitwise"; }
+  bool bitwise() const { return identity == "bitwise" && deterministic; }
   // True when value is inside the declared domain (int: min..max; else in values).
   bool in_domain(const std::string& value) const;
 };

@@ -92,8 +92,11 @@ TrialResult parse(const json& j) {
   r.param_digest = string(j, "param_digest");
   r.optimizer_digest = string(j, "optimizer_digest");
   if (r.param_digest.empty() || r.optimizer_digest.empty()) throw Invalid{"empty digest"};
-  r.eval_loss_bits = bits(j, "eval_loss_bits");
-  r.eval_loss = float_from_bits(r.eval_loss_bits);
+  if (!string(j, "eval_loss_bits").empty()) {
+    r.eval_loss_bits = bits(j, "eval_loss_bits");
+    r.eval_loss = float_from_bits(r.eval_loss_bits);
+    r.has_eval = true;
+  }
   r.samples_per_s = number(j, "samples_per_s");
   if (!(r.samples_per_s > 0) || !std::isfinite(r.samples_per_s)) throw Invalid{"samples_per_s is not positive"};
   r.tokens_per_s = j.contains("tokens_per_s") && j["tokens_per_s"].is_number() ? j["tokens_per_s"].get<double>() : 0.0;

@@ -26,6 +26,7 @@ struct TrialResult {
   int seed = 0, steps = 0, micro_batch = 0, grad_accum = 1, world_size = 1;
   std::vector<StepRecord> step_records;
   std::string param_digest, optimizer_digest;
+  bool has_eval = false;  // false with --eval-batches 0 (eval_loss_bits empty)
   double eval_loss = 0;
   std::uint32_t eval_loss_bits = 0;
   double samples_per_s = 0, tokens_per_s = 0, model_flops_per_step = 0;

@@ -55,7 +55,7 @@ TrialFinish finish_from(const TrialOutcome& o, const std::string& dir) {
     f.peak_allocated = r.peak_allocated_max();
     f.peak_reserved = r.peak_reserved_max();
     f.eval_loss = r.eval_loss;
-    f.eval_loss_bits = bits_hex(static_cast<float>(r.eval_loss));
+    f.eval_loss_bits = r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string();
     f.param_digest = r.param_digest;
     f.optimizer_digest = r.optimizer_digest;
     f.breakdown = r.raw.at("memory").at("breakdown");

@@ -34,8 +34,9 @@ CampaignOptions fake_options(const std::string& dir) {
   o.db_path = dir + "/sg.db";
   o.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
   o.target_micro_batch = 32;
-  o.steps = 4;
-  o.screen_steps = 2;
+  o.steps = 3;
+  o.screen_steps = 3;  // one step budget: halving is covered by the replay tests
+  o.seeds = {0, 1000};
   o.repeats = 1;
   return o;
 }
@@ -54,7 +55,7 @@ class FullCampaign : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
-  static const EvaluationRow* eval(Store& s, const std::string& key, int steps = 4) {
+  static const EvaluationRow* eval(Store& s, const std::string& key, int steps = 3) {
     static std::vector<EvaluationRow> rows;
     rows = s.evaluations(cid_);
     for (const auto& r : rows) {
@@ -71,167 +72,172 @@ std::string FullCampaign::dir_;
 std::int64_t FullCampaign::cid_ = 0;
 EmitResult FullCampaign::emit_;
 
-TEST_F(FullCampaign, PreflightPassedAndCampaignFinished) {
-  Store s(dir_ + "/sg.db");
-  auto c = s.campaign(cid_);
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->state, "finished");
-  EXPECT_EQ(c->deterministic, true);
-  EXPECT_TRUE(c->environment_id.has_value());
-  SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM baselines WHERE campaign_id = ?");
-  q.bind(1, cid_);
-  q.executeStep();
-  EXPECT_GE(q.getColumn(0).getInt(), 4);  // preflight a+b and two band seeds
-}
-
-TEST_F(FullCampaign, BitwiseSpeedSwitchAccepted) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "TEXT_CACHE=1");
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->disposition, Disposition::accepted);
-  EXPECT_EQ(e->gate_class, "bitwise");
-  EXPECT_NEAR(e->speedup, 1.3, 1e-9);
-}
-
-TEST_F(FullCampaign, AccumulationBugFailsTheToleranceGate) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "ACCUM_BUG=1", 2);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->disposition, Disposition::gate_failed);
-  EXPECT_EQ(e->gate_class, "tolerance");
-  EXPECT_NE(e->reason.find("grad-norm"), std::string::npos) << e->reason;
-}
-
-TEST_F(FullCampaign, FlippedBitsFailTheBitwiseGate) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "BAD_BITS=1", 2);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->disposition, Disposition::gate_failed);
-  EXPECT_NE(e->reason.find("bits differ"), std::string::npos) << e->reason;
-}
-
-TEST_F(FullCampaign, SlowerSwitchIsSlower) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "SLOWER=1", 2);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->disposition, Disposition::slower);
-}
-
-TEST_F(FullCampaign, ToleranceSwitchInsideBandAccepted) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "FAST_MISS=1,TEXT_CACHE=1");
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->disposition, Disposition::accepted);
-  EXPECT_EQ(e->gate_class, "tolerance");
-}
-
-TEST_F(FullCampaign, MinifierIsolatedThePair) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* e = eval(s, "PAIR_A=1,PAIR_B=1");
-  ASSERT_TRUE(e) << "the minifier should have evaluated the pair alone";
-  EXPECT_EQ(e->disposition, Disposition::gate_failed);
-  EXPECT_EQ(e->strategy, "minify");
-}
-
-TEST_F(FullCampaign, MemorySwitchIsATradeoffWithLowerProjection) {
-  Store s(dir_ + "/sg.db");
-  const EvaluationRow* base = eval(s, "");
-  const EvaluationRow* ckpt = eval(s, "CKPT_LAYERS=2");
-  ASSERT_TRUE(base && ckpt);
-  EXPECT_NEAR(base->projected_peak_bytes, 86.5 * GiB, 1e6);  // 6.5 GiB fixed + 32 x 2.5 GiB
-  EXPECT_NEAR(ckpt->projected_peak_bytes, 54.5 * GiB, 1e6);
-  EXPECT_EQ(ckpt->disposition, Disposition::accepted);
-  SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json LIKE '%per_sample%'");
-  q.bind(1, cid_);
-  q.executeStep();
-  EXPECT_GT(q.getColumn(0).getInt(), 5);
-}
-
-TEST_F(FullCampaign, UnavailableSwitchNeverRun) {
-  Store s(dir_ + "/sg.db");
-  SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
-  q.executeStep();
-  EXPECT_EQ(q.getColumn(0).getInt(), 0);
-}
-
-TEST_F(FullCampaign, PresetsPerBudget) {
-  ASSERT_TRUE(emit_.all_budgets_met);
-  Store s(dir_ + "/sg.db");
-  Manifest m = parse_manifest(s.campaign(cid_)->manifest);
-  auto fast = read_file(dir_ + "/presets/fast.env");
-  auto small = read_file(dir_ + "/presets/fast_80gb.env");
-  ASSERT_TRUE(fast && small);
-  PresetParse pf = parse_preset(*fast, m), ps = parse_preset(*small, m);
-  ASSERT_TRUE(pf.ok()) << pf.errors.front();
-  ASSERT_TRUE(ps.ok()) << ps.errors.front();
-  EXPECT_EQ(pf.config.at("TEXT_CACHE"), "1");
-  EXPECT_FALSE(pf.config.count("ACCUM_BUG"));
-  EXPECT_FALSE(pf.config.count("BAD_BITS"));
-  EXPECT_FALSE(pf.config.count("CKPT_LAYERS")) << "141 GiB fits without recompute";
-  EXPECT_TRUE(ps.config.count("CKPT_LAYERS")) << "80 GiB needs recompute";
-  EXPECT_FALSE(pf.config.count("PAIR_A") && pf.config.count("PAIR_B"));
-  for (const char* what : {"campaign: ", "trial ids: ", "fingerprint: ", "speedup: ", "projected peak: "}) {
-    EXPECT_NE(fast->find(std::string("# ") + what), std::string::npos) << what;
+// One test on purpose: ctest runs each test in its own process, and the campaign
+// is the expensive part; every section below is independent and names itself.
+TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
+  {
+    SCOPED_TRACE("PreflightPassedAndCampaignFinished");
+    Store s(dir_ + "/sg.db");
+    auto c = s.campaign(cid_);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->state, "finished");
+    EXPECT_EQ(c->deterministic, true);
+    EXPECT_TRUE(c->environment_id.has_value());
+    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM baselines WHERE campaign_id = ?");
+    q.bind(1, cid_);
+    q.executeStep();
+    EXPECT_GE(q.getColumn(0).getInt(), 3);  // preflight a+b and the band seed
   }
-}
-
-TEST_F(FullCampaign, PresetsAreJustifiedByVerifiedTrials) {
-  Store s(dir_ + "/sg.db");
-  SQLite::Statement q(s.db(), "SELECT trial_ids_json FROM presets WHERE campaign_id = ?");
-  q.bind(1, cid_);
-  int presets = 0;
-  while (q.executeStep()) {
-    ++presets;
-    for (const auto& id : nlohmann::json::parse(q.getColumn(0).getString())) {
-      SQLite::Statement t(s.db(), "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
-      t.bind(1, id.get<std::int64_t>());
-      ASSERT_TRUE(t.executeStep());
-      EXPECT_EQ(t.getColumn(0).getString(), "finished");
-      EXPECT_EQ(t.getColumn(1).getInt(), 1);
+  {
+    SCOPED_TRACE("BitwiseSpeedSwitchAccepted");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "TEXT_CACHE=1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->disposition, Disposition::accepted);
+    EXPECT_EQ(e->gate_class, "bitwise");
+    EXPECT_NEAR(e->speedup, 1.3, 1e-9);
+  }
+  {
+    SCOPED_TRACE("AccumulationBugFailsTheToleranceGate");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "ACCUM_BUG=1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->disposition, Disposition::gate_failed);
+    EXPECT_EQ(e->gate_class, "tolerance");
+    EXPECT_NE(e->reason.find("grad-norm"), std::string::npos) << e->reason;
+  }
+  {
+    SCOPED_TRACE("FlippedBitsFailTheBitwiseGate");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "BAD_BITS=1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->disposition, Disposition::gate_failed);
+    EXPECT_NE(e->reason.find("bits differ"), std::string::npos) << e->reason;
+  }
+  {
+    SCOPED_TRACE("SlowerSwitchIsSlower");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "SLOWER=1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->disposition, Disposition::slower);
+  }
+  {
+    SCOPED_TRACE("ToleranceSwitchInsideBandAccepted");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "FAST_MISS=1,TEXT_CACHE=1");
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->disposition, Disposition::accepted);
+    EXPECT_EQ(e->gate_class, "tolerance");
+  }
+  {
+    SCOPED_TRACE("MinifierIsolatedThePair");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* e = eval(s, "PAIR_A=1,PAIR_B=1");
+    ASSERT_TRUE(e) << "the minifier should have evaluated the pair alone";
+    EXPECT_EQ(e->disposition, Disposition::gate_failed);
+    EXPECT_EQ(e->strategy, "minify");
+  }
+  {
+    SCOPED_TRACE("MemorySwitchIsATradeoffWithLowerProjection");
+    Store s(dir_ + "/sg.db");
+    const EvaluationRow* base = eval(s, "");
+    const EvaluationRow* ckpt = eval(s, "CKPT_LAYERS=2");
+    ASSERT_TRUE(base && ckpt);
+    EXPECT_NEAR(base->projected_peak_bytes, 86.5 * GiB, 1e6);  // 6.5 GiB fixed + 32 x 2.5 GiB
+    EXPECT_NEAR(ckpt->projected_peak_bytes, 54.5 * GiB, 1e6);
+    EXPECT_EQ(ckpt->disposition, Disposition::accepted);
+    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json LIKE '%per_sample%'");
+    q.bind(1, cid_);
+    q.executeStep();
+    EXPECT_GT(q.getColumn(0).getInt(), 5);
+  }
+  {
+    SCOPED_TRACE("UnavailableSwitchNeverRun");
+    Store s(dir_ + "/sg.db");
+    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
+    q.executeStep();
+    EXPECT_EQ(q.getColumn(0).getInt(), 0);
+  }
+  {
+    SCOPED_TRACE("PresetsPerBudget");
+    ASSERT_TRUE(emit_.all_budgets_met);
+    Store s(dir_ + "/sg.db");
+    Manifest m = parse_manifest(s.campaign(cid_)->manifest);
+    auto fast = read_file(dir_ + "/presets/fast.env");
+    auto small = read_file(dir_ + "/presets/fast_80gb.env");
+    ASSERT_TRUE(fast && small);
+    PresetParse pf = parse_preset(*fast, m), ps = parse_preset(*small, m);
+    ASSERT_TRUE(pf.ok()) << pf.errors.front();
+    ASSERT_TRUE(ps.ok()) << ps.errors.front();
+    EXPECT_EQ(pf.config.at("TEXT_CACHE"), "1");
+    EXPECT_FALSE(pf.config.count("ACCUM_BUG"));
+    EXPECT_FALSE(pf.config.count("BAD_BITS"));
+    EXPECT_FALSE(pf.config.count("CKPT_LAYERS")) << "141 GiB fits without recompute";
+    EXPECT_TRUE(ps.config.count("CKPT_LAYERS")) << "80 GiB needs recompute";
+    EXPECT_FALSE(pf.config.count("PAIR_A") && pf.config.count("PAIR_B"));
+    for (const char* what : {"campaign: ", "trial ids: ", "fingerprint: ", "speedup: ", "projected peak: "}) {
+      EXPECT_NE(fast->find(std::string("# ") + what), std::string::npos) << what;
     }
   }
-  EXPECT_EQ(presets, 2);
-}
-
-TEST_F(FullCampaign, SourcedPresetExportsTheSwitches) {
-  test::CliRun r;
-  ProcessSpec spec;
-  spec.exe = "/bin/sh";
-  spec.args = {"-c", "set -a; . \"$0\"; env", dir_ + "/presets/fast.env"};
-  spec.env = {{"PATH", "/usr/bin:/bin"}};
-  spec.stdout_log = dir_ + "/sh.out";
-  spec.stderr_log = dir_ + "/sh.err";
-  ProcessOutcome p = run_process(spec);
-  EXPECT_EQ(p.exit_code, 0);
-  std::string env = read_file(spec.stdout_log).value_or("");
-  EXPECT_NE(env.find("\nSG_TEXT_CACHE=1\n"), std::string::npos) << env;
-  Store s(dir_ + "/sg.db");
-  Manifest m = parse_manifest(s.campaign(cid_)->manifest);
-  PresetParse pf = parse_preset(read_file(dir_ + "/presets/fast.env").value(), m);
-  for (const auto& [name, value] : pf.config) {
-    EXPECT_NE(env.find("SG_" + name + "=" + value + "\n"), std::string::npos) << name;
+  {
+    SCOPED_TRACE("PresetsAreJustifiedByVerifiedTrials");
+    Store s(dir_ + "/sg.db");
+    SQLite::Statement q(s.db(), "SELECT trial_ids_json FROM presets WHERE campaign_id = ?");
+    q.bind(1, cid_);
+    int presets = 0;
+    while (q.executeStep()) {
+      ++presets;
+      for (const auto& id : nlohmann::json::parse(q.getColumn(0).getString())) {
+        SQLite::Statement t(s.db(), "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
+        t.bind(1, id.get<std::int64_t>());
+        ASSERT_TRUE(t.executeStep());
+        EXPECT_EQ(t.getColumn(0).getString(), "finished");
+        EXPECT_EQ(t.getColumn(1).getInt(), 1);
+      }
+    }
+    EXPECT_EQ(presets, 2);
   }
-}
-
-TEST_F(FullCampaign, ReadmeListsEverySwitch) {
-  auto md = read_file(dir_ + "/presets/README.md");
-  ASSERT_TRUE(md);
-  Store s(dir_ + "/sg.db");
-  Manifest m = parse_manifest(s.campaign(cid_)->manifest);
-  for (const auto& sw : m.switches) EXPECT_NE(md->find("| " + sw.name + " |"), std::string::npos) << sw.name;
-  EXPECT_NE(md->find("PAIR_A=1,PAIR_B=1"), std::string::npos);
-  // No temp files left behind by the atomic writes.
-  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/presets")) {
-    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  {
+    SCOPED_TRACE("SourcedPresetExportsTheSwitches");
+    test::CliRun r;
+    ProcessSpec spec;
+    spec.exe = "/bin/sh";
+    spec.args = {"-c", "set -a; . \"$0\"; env", dir_ + "/presets/fast.env"};
+    spec.env = {{"PATH", "/usr/bin:/bin"}};
+    spec.stdout_log = dir_ + "/sh.out";
+    spec.stderr_log = dir_ + "/sh.err";
+    ProcessOutcome p = run_process(spec);
+    EXPECT_EQ(p.exit_code, 0);
+    std::string env = read_file(spec.stdout_log).value_or("");
+    EXPECT_NE(env.find("\nSG_TEXT_CACHE=1\n"), std::string::npos) << env;
+    Store s(dir_ + "/sg.db");
+    Manifest m = parse_manifest(s.campaign(cid_)->manifest);
+    PresetParse pf = parse_preset(read_file(dir_ + "/presets/fast.env").value(), m);
+    for (const auto& [name, value] : pf.config) {
+      EXPECT_NE(env.find("SG_" + name + "=" + value + "\n"), std::string::npos) << name;
+    }
   }
-}
-
-TEST_F(FullCampaign, ImpossibleBudgetWritesNoPreset) {
-  Store s(dir_ + "/sg.db");
-  s.db().exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");
-  EmitResult r = emit_presets(s, cid_, dir_ + "/presets2");
-  EXPECT_FALSE(r.all_budgets_met);
-  EXPECT_FALSE(std::filesystem::exists(dir_ + "/presets2/tiny.env"));
+  {
+    SCOPED_TRACE("ReadmeListsEverySwitch");
+    auto md = read_file(dir_ + "/presets/README.md");
+    ASSERT_TRUE(md);
+    Store s(dir_ + "/sg.db");
+    Manifest m = parse_manifest(s.campaign(cid_)->manifest);
+    for (const auto& sw : m.switches) EXPECT_NE(md->find("| " + sw.name + " |"), std::string::npos) << sw.name;
+    EXPECT_NE(md->find("PAIR_A=1,PAIR_B=1"), std::string::npos);
+    // No temp files left behind by the atomic writes.
+    for (const auto& e : std::filesystem::directory_iterator(dir_ + "/presets")) {
+      EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+    }
+  }
+  {
+    SCOPED_TRACE("ImpossibleBudgetWritesNoPreset");
+    Store s(dir_ + "/sg.db");
+    s.db().exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");
+    EmitResult r = emit_presets(s, cid_, dir_ + "/presets2");
+    EXPECT_FALSE(r.all_budgets_met);
+    EXPECT_FALSE(std::filesystem::exists(dir_ + "/presets2/tiny.env"));
+  }
 }
 
 TEST(Campaign, RerunOfAnUnfinishedCampaignRerunsNothingFinished) {
@@ -239,6 +245,7 @@ TEST(Campaign, RerunOfAnUnfinishedCampaignRerunsNothingFinished) {
   std::string dir = test::make_temp_dir("rerun");
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   CampaignOptions o = fake_options(dir);
+  o.plan = {"screen"};
   Manifest m = describe_trainer(o.trainer);
   auto cid = run_campaign(o, m);
   std::size_t trials = 0;

@@ -124,7 +124,7 @@ TEST_F(CliTest, PresetsCheck) {
 }
 
 TEST_F(CliTest, TuneEmitReportJson) {
-  auto r = test::run_speedgate(tune({"--steps", "3", "--screen-steps", "2", "--repeats", "1", "--plan", "screen,halving",
+  auto r = test::run_speedgate(tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1", "--plan", "screen",
                                      "--target-micro-batch", "32", "--presets-out", "presets", "--json"}),
                                dir, {{"FAKE_MANIFEST", "small"}});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -167,7 +167,7 @@ std::string preset_lines(const std::string& path) {
 TEST_F(CliTest, KilledControllerResumesWithoutRerunningFinishedTrials) {
   namespace bp = boost::process;
   const std::string marker = dir + "/slept";
-  const std::vector<std::string> args = tune({"--steps", "3", "--screen-steps", "2", "--repeats", "1",
+  const std::vector<std::string> args = tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1",
                                               "--target-micro-batch", "32", "--presets-out", "presets"});
   bp::environment env = boost::this_process::environment();
   env["FAKE_MANIFEST"] = "small";

@@ -28,6 +28,8 @@ TrialResult make_run(int seed, double noise = 0.02, double grad_scale = 1.0, int
     r.step_records.push_back(s);
   }
   r.eval_loss = r.step_records.back().loss - 0.01;
+  r.has_eval = true;
+  r.eval_loss_bits = *parse_bits_hex(bits_hex(static_cast<float>(r.eval_loss)));
   r.param_digest = "p" + std::to_string(seed);
   r.optimizer_digest = "o" + std::to_string(seed);
   return r;
@@ -105,6 +107,9 @@ TEST(Gate, EvalLossOutsideBandFails) {
   Band band = compute_band(s0, {make_run(1000), make_run(2000)});
   TrialResult cand = make_run(0);
   cand.eval_loss += 1.0;
+  EXPECT_FALSE(within_band(cand, s0, band).pass);
+  cand = make_run(0);
+  cand.has_eval = false;  // one run evaluated, the other did not: not comparable
   EXPECT_FALSE(within_band(cand, s0, band).pass);
 }
 

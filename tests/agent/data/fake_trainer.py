@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S python3 -S
 """A fake trainer that speaks speedgate's trainer protocol v1 (docs/protocol.md).
 
 Results are computed deterministically from the switches and the seed so the
