@@ -6,6 +6,10 @@
 // runs, or are smaller than one run's guaranteed minimum length.
 #include "agent/nightly/nightly.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <set>
 
@@ -186,6 +190,59 @@ TEST_F(NightlyTest, BudgetRespectedWithinOneTrial) {
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ?", latest->id), 1);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state = 'finished' AND run_ok = 1",
                   latest->id), 1);
+}
+
+// Running trials (state 'running') and finished ones of the newest campaign; {-1, -1}
+// while the DB does not exist yet.
+std::pair<int, int> running_and_finished(const std::string& db) {
+  try {
+    SQLite::Database d(db, SQLite::OPEN_READONLY);
+    SQLite::Statement q(d, "SELECT SUM(state = 'running'), SUM(state = 'finished') FROM trials "
+                           "WHERE campaign_id = (SELECT MAX(id) FROM campaigns)");
+    if (!q.executeStep() || q.getColumn(0).isNull()) return {0, 0};
+    return {q.getColumn(0).getInt(), q.getColumn(1).getInt()};
+  } catch (const std::exception&) {
+    return {-1, -1};
+  }
+}
+
+TEST_F(NightlyTest, KilledNightIsResumedByARerun) {
+  const std::vector<std::string> args = cli_args(60);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("FAKE_STEP_SLEEP", "0.2", 1);
+    if (::chdir(dir_.c_str()) != 0) ::_exit(127);
+    std::vector<char*> argv;
+    const std::string bin = test::speedgate_bin();
+    argv.push_back(const_cast<char*>(bin.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  // Kill -9 once a trainer run has finished and the next one is in flight (bounded poll).
+  bool mid_trial = false;
+  for (int i = 0; i < 2400 && !mid_trial; ++i) {
+    auto [running, finished] = running_and_finished(dir_ + "/sg.db");
+    mid_trial = running >= 1 && finished >= 1;
+    if (!mid_trial) ::usleep(50 * 1000);
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(mid_trial) << "the nightly run never got to its second trainer run";
+
+  NightlyReport r = night(options());
+  EXPECT_TRUE(r.resumed);
+  EXPECT_EQ(r.campaign_id, 1);
+  EXPECT_EQ(r.exit_code(), 0) << r.to_json().dump(2);
+  Store s(dir_ + "/sg.db");
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND disposition = 'stale'", 1), 1)
+      << "the run in flight at the kill is marked stale exactly once";
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'", 1), 0);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM campaigns WHERE id >= ?", 1), 1) << "no second campaign for the same night";
+  EXPECT_EQ(s.campaign(1)->state, "finished");
 }
 
 TEST_F(NightlyTest, WarmStartSkipsKnownTrials) {
