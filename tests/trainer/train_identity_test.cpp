@@ -10,7 +10,7 @@ namespace sg::trainer::testing {
 namespace {
 
 const TrainerRun& baseline() {
-  static const TrainerRun run = run_trainer(tiny_run());
+  static const TrainerRun run = cached_run_trainer(tiny_run());
   return run;
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +63,35 @@ inline TrainerRun run_trainer(const std::string& args, const std::map<std::strin
   r.stderr_text = read_file(err_path);
   const std::string text = read_file(result_path);
   if (!text.empty()) r.result = nlohmann::json::parse(text);
+  return r;
+}
+
+// run_trainer for a successful reference run shared by many tests: ctest runs each test
+// in its own process, so the result is kept on disk, keyed by the arguments and the
+// binary's mtime and size (a rebuilt trainer never reuses an old baseline).
+inline TrainerRun cached_run_trainer(const std::string& args) {
+  const std::string bin = std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
+  struct stat st {};
+  ::stat(bin.c_str(), &st);
+  const std::string key = args + "|" + std::to_string(st.st_mtime) + "|" + std::to_string(st.st_size);
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
+  const std::string dir = "/tmp/sg_trainer_test_cache";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string path = dir + "/" + std::to_string(h) + ".json";
+  const std::string text = read_file(path);
+  if (!text.empty()) {
+    TrainerRun r;
+    r.exit_code = 0;
+    r.result = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!r.result.is_discarded()) return r;
+  }
+  TrainerRun r = run_trainer(args);
+  if (r.exit_code == 0) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    std::ofstream(tmp) << r.result.dump();
+    std::rename(tmp.c_str(), path.c_str());
+  }
   return r;
 }
 

@@ -30,7 +30,8 @@ std::string cuda_only(const char* what) {
 
 std::string kernel_reason(const char* family) {
   const auto& fam = sg::kernels::family(family);
-  return fam.available ? "" : fam.unavailable_reason;
+  if (!fam.available) return fam.unavailable_reason;
+  return gpu_present() ? "" : "fused CUDA kernel; no GPU visible on this machine";
 }
 
 std::function<void(Switches&, const std::string&)> to(bool Switches::*field) {
