@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -82,6 +83,12 @@ class NightlyTest : public ::testing::Test {
   std::string dir_;
   test::ScopedEnv small_{"FAKE_MANIFEST", "small"};
 };
+
+TEST(NightlyPresets, ClaimedSpeedupIsReadFromTheProvenanceComment) {
+  EXPECT_EQ(claimed_speedup("# campaign: 3\n# speedup: 1.430x +- 0.010 (median ...)\nSG_TEXT_CACHE=1\n"), 1.43);
+  EXPECT_FALSE(claimed_speedup("SG_TEXT_CACHE=1\n").has_value());
+  EXPECT_FALSE(claimed_speedup("# speedup: nonsense\n").has_value());
+}
 
 TEST_F(NightlyTest, FirstNightEmitsPresetsAndKeepsThemTheSecondNight) {
   NightlyReport first = night(options());
@@ -213,6 +220,7 @@ TEST_F(NightlyTest, KilledNightIsResumedByARerun) {
   if (pid == 0) {
     ::setenv("FAKE_STEP_SLEEP", "0.2", 1);
     if (::chdir(dir_.c_str()) != 0) ::_exit(127);
+    if (!std::freopen("killed.out", "w", stdout) || !std::freopen("killed.err", "w", stderr)) ::_exit(127);
     std::vector<char*> argv;
     const std::string bin = test::speedgate_bin();
     argv.push_back(const_cast<char*>(bin.c_str()));
