@@ -2,13 +2,19 @@
 
 #include <sstream>
 
+#include "agent/manifest/kernel_params.hpp"
+
 namespace sg::agent {
 
 std::string config_key(const Config& c) {
   std::string out;
   for (const auto& [k, v] : c) {
     if (!out.empty()) out += ',';
-    out += k + "=" + v;
+    std::string escaped = v;  // kernel parameter strings contain ','; switch values never ';'
+    for (auto& ch : escaped) {
+      if (ch == ',') ch = ';';
+    }
+    out += k + "=" + escaped;
   }
   return out;
 }
@@ -19,7 +25,12 @@ Config config_from_key(const std::string& key) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     auto eq = item.find('=');
-    if (eq != std::string::npos) c[item.substr(0, eq)] = item.substr(eq + 1);
+    if (eq == std::string::npos) continue;
+    std::string v = item.substr(eq + 1);
+    for (auto& ch : v) {
+      if (ch == ';') ch = ',';
+    }
+    c[item.substr(0, eq)] = v;
   }
   return c;
 }
@@ -28,6 +39,17 @@ std::string config_label(const Config& c) { return c.empty() ? "baseline" : conf
 
 std::string validate_config(const Config& c, const Manifest& m) {
   for (const auto& [name, value] : c) {
+    if (const KernelFamily* f = find_kernel_family(m, name)) {
+      if (!f->available) return "kernel family " + f->name + " is unavailable: " + f->unavailable_reason;
+      if (std::string e = validate_kernel_value(*f, value); !e.empty()) return e;
+      if (const SwitchSpec* on = f->switch_name.empty() ? nullptr : m.find_switch(f->switch_name)) {
+        auto it = c.find(on->name);
+        if (it == c.end() || it->second == on->default_value) {
+          return "kernel family " + f->name + " requires its switch " + on->name + " to be on";
+        }
+      }
+      continue;
+    }
     const SwitchSpec* s = m.find_switch(name);
     if (!s) return "unknown switch " + name;
     if (!s->in_domain(value)) return "switch " + name + ": value '" + value + "' is outside its domain";
@@ -50,6 +72,15 @@ bool close_requires(Config& c, const Manifest& m) {
     bool changed = false;
     Config snapshot = c;
     for (const auto& [name, value] : snapshot) {
+      if (const KernelFamily* f = find_kernel_family(m, name)) {
+        // A kernel family only runs when its switch is on.
+        const SwitchSpec* on = f->switch_name.empty() ? nullptr : m.find_switch(f->switch_name);
+        if (on && on->type == "bool" && !c.count(on->name)) {
+          c[on->name] = "1";
+          changed = true;
+        }
+        continue;
+      }
       const SwitchSpec* s = m.find_switch(name);
       if (!s || value == s->default_value) continue;
       for (const auto& r : s->requires_) {
@@ -75,6 +106,7 @@ std::vector<std::pair<std::string, std::string>> config_env(const Config& c, con
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [name, value] : c) {
     if (const SwitchSpec* s = m.find_switch(name)) env.emplace_back(s->env, value);
+    else if (const KernelFamily* f = find_kernel_family(m, name)) env.emplace_back(f->env, value);
   }
   return env;
 }

@@ -202,6 +202,8 @@ Manifest parse_manifest(const json& j) {
       kf.available = f.value("available", false);
       kf.unavailable_reason = opt_string(f, "unavailable_reason");
       kf.constraints = string_list(f, "constraints", where, false);
+      kf.variants = string_list(f, "variants", where, false);
+      if (kf.env.rfind("SG_KERNEL_", 0) != 0) bad(where + ".env", "'" + kf.env + "' must start with SG_KERNEL_");
       if (f.contains("parameters") && f["parameters"].is_array()) {
         for (const auto& p : f["parameters"]) {
           KernelParam kp;

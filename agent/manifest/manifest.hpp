@@ -42,6 +42,7 @@ struct KernelFamily {
   std::string name, env, switch_name;
   std::vector<KernelParam> parameters;
   std::vector<std::string> constraints;
+  std::vector<std::string> variants;  // variant names, the plain reference first
   bool available = false;
   std::string unavailable_reason;
 };

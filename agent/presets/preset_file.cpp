@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/manifest/kernel_params.hpp"
+
 namespace sg::agent {
 namespace {
 
@@ -83,6 +85,18 @@ PresetParse parse_preset(const std::string& text, const Manifest& manifest) {
       err("'" + key + "' is not a switch (only SG_* switch variables are allowed)");
       continue;
     }
+    if (const KernelFamily* f = find_kernel_family_env(manifest, key)) {
+      if (!seen.insert(key).second) {
+        err("duplicate switch " + key);
+        continue;
+      }
+      if (std::string e = validate_kernel_value(*f, value); !e.empty()) {
+        err(e);
+        continue;
+      }
+      out.config[kernel_config_name(*f)] = value;
+      continue;
+    }
     const SwitchSpec* s = manifest.find_env(key);
     if (!s) {
       err("unknown switch " + key + " (not in the trainer manifest)");
@@ -112,6 +126,10 @@ std::string render_preset(const std::vector<std::string>& comment_lines, const C
   for (const auto& s : manifest.switches) {
     auto it = config.find(s.name);
     if (it != config.end()) out += s.env + "=" + it->second + "\n";
+  }
+  for (const auto& f : manifest.kernel_families) {
+    auto it = config.find(kernel_config_name(f));
+    if (it != config.end()) out += f.env + "=" + it->second + "\n";
   }
   return out;
 }

@@ -11,6 +11,7 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/floats.hpp"
+#include "agent/manifest/kernel_params.hpp"
 #include "agent/runner/trial.hpp"
 
 namespace sg::agent {
@@ -276,6 +277,10 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
   row.projected_peak_bytes = e.projected_peak_bytes;
   row.trial_ids = e.trial_ids;
   e.id = store_.add_evaluation(row);
+  for (const auto& f : manifest_.kernel_families) {
+    auto it = e.config.find(kernel_config_name(f));
+    if (it != e.config.end()) store_.add_kernel_trial(campaign_id_, f.name, json{{"params", it->second}}, e.id);
+  }
   store_.set_trial_disposition(e.trial_ids, e.disposition);
   if (e.accepted()) best_speedup_ = std::max(best_speedup_, e.speedup);
   progress(fmt::format("{} {}", to_string(e.disposition), config_label(e.config)));

@@ -1,10 +1,13 @@
 // Strategy "local": OpenTuner-style bandit over search techniques for int and
 // enum switches. Techniques move along the manifest's candidate values (up, down,
 // random); UCB1 picks the technique, rewarded when a move beats the best speedup
-// so far. Evaluations run at full_steps.
+// so far. Evaluations run at full_steps. Then, for each available kernel-variant
+// family, its valid parameter strings (constraints applied) on top of the best
+// configuration of the family's switch, up to local_max_evals each.
 #include <cmath>
 #include <random>
 
+#include "agent/manifest/kernel_params.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {
@@ -24,9 +27,29 @@ class Local : public Strategy {
       if (!s.available || s.type == "bool" || s.values.size() < 2) continue;
       tune_switch(ctx, s, rng);
     }
+    for (const auto& f : ctx.manifest.kernel_families) {
+      if (f.available) tune_kernel(ctx, f);
+    }
   }
 
  private:
+  static void tune_kernel(SearchContext& ctx, const KernelFamily& f) {
+    Config base;
+    if (auto it = ctx.best_single.find(f.switch_name); it != ctx.best_single.end()) base = it->second.config;
+    const std::string name = kernel_config_name(f);
+    int evals = 0;
+    for (const auto& value : kernel_candidates(f)) {
+      if (evals >= ctx.options.local_max_evals) break;
+      Config c = base;
+      c[name] = value;
+      auto cand = ctx.make_candidate(c);
+      if (!cand) continue;
+      const Evaluation& e = ctx.evaluate(*cand, ctx.options.full_steps, "local");
+      ++evals;
+      ctx.offer_single(name, e);
+    }
+  }
+
   static void tune_switch(SearchContext& ctx, const SwitchSpec& s, std::mt19937& rng) {
     const auto& vals = s.values;
     auto index_of = [&](const std::string& v) {

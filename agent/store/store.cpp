@@ -506,38 +506,37 @@ std::int64_t Store::add_evaluation(const EvaluationRow& e) {
   std::int64_t id = 0;
   write([&] {
     // One row per (campaign, config, steps): a resumed campaign re-derives the same
-    // verdict from its stored trials and updates the row instead of duplicating it.
+    // verdict from its stored trials and updates the row in place (presets and
+    // kernel_trials may reference it) instead of duplicating it.
     SQLite::Statement old(*db_, "SELECT id FROM evaluations WHERE campaign_id = ? AND config_key = ? AND steps = ?");
     old.bind(1, e.campaign_id);
     old.bind(2, e.config_key);
     old.bind(3, e.steps);
-    if (old.executeStep()) {
-      SQLite::Statement del(*db_, "DELETE FROM evaluations WHERE id = ?");
-      id = old.getColumn(0).getInt64();
-      old.reset();
-      del.bind(1, id);
-      del.exec();
-    }
-    SQLite::Statement st(*db_,
-        "INSERT INTO evaluations(id, campaign_id, strategy, config_key, config_json, steps, disposition, gate_class, "
+    if (old.executeStep()) id = old.getColumn(0).getInt64();
+    old.reset();
+    SQLite::Statement st(*db_, id ?
+        "UPDATE evaluations SET campaign_id = ?, strategy = ?, config_key = ?, config_json = ?, steps = ?, "
+        "disposition = ?, gate_class = ?, reason = ?, speedup = ?, speedup_spread = ?, samples_per_s = ?, "
+        "projected_peak_bytes = ?, trial_ids_json = ? WHERE id = ?" :
+        "INSERT INTO evaluations(campaign_id, strategy, config_key, config_json, steps, disposition, gate_class, "
         "reason, speedup, speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    if (id) st.bind(1, id); else st.bind(1);
-    st.bind(2, e.campaign_id);
-    st.bind(3, e.strategy);
-    st.bind(4, e.config_key);
-    st.bind(5, json(config_from_key(e.config_key)).dump());
-    st.bind(6, e.steps);
-    st.bind(7, std::string(to_string(e.disposition)));
-    st.bind(8, e.gate_class);
-    st.bind(9, e.reason);
-    bind_real(st, 10, e.speedup);
-    bind_real(st, 11, e.speedup_spread);
-    bind_real(st, 12, e.samples_per_s);
-    bind_real(st, 13, e.projected_peak_bytes);
-    st.bind(14, ids_json(e.trial_ids));
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, e.campaign_id);
+    st.bind(2, e.strategy);
+    st.bind(3, e.config_key);
+    st.bind(4, json(config_from_key(e.config_key)).dump());
+    st.bind(5, e.steps);
+    st.bind(6, std::string(to_string(e.disposition)));
+    st.bind(7, e.gate_class);
+    st.bind(8, e.reason);
+    bind_real(st, 9, e.speedup);
+    bind_real(st, 10, e.speedup_spread);
+    bind_real(st, 11, e.samples_per_s);
+    bind_real(st, 12, e.projected_peak_bytes);
+    st.bind(13, ids_json(e.trial_ids));
+    if (id) st.bind(14, id);
     st.exec();
-    id = db_->getLastInsertRowid();
+    if (!id) id = db_->getLastInsertRowid();
   });
   return id;
 }
@@ -598,6 +597,21 @@ void Store::add_projection(const ProjectionRow& p) {
     bind_real(st, 7, p.projected_bytes);
     bind_real(st, 8, p.measured_bytes);
     bind_real(st, 9, p.relative_error);
+    st.exec();
+  });
+}
+
+void Store::add_kernel_trial(std::int64_t campaign_id, const std::string& family, const json& params,
+                             std::int64_t evaluation_id) {
+  write([&] {
+    // Idempotent: a resumed campaign re-records the same evaluation.
+    SQLite::Statement st(*db_,
+        "INSERT INTO kernel_trials(campaign_id, family, params_json, evaluation_id) SELECT ?1, ?2, ?3, ?4 "
+        "WHERE NOT EXISTS (SELECT 1 FROM kernel_trials WHERE evaluation_id = ?4 AND family = ?2)");
+    st.bind(1, campaign_id);
+    st.bind(2, family);
+    st.bind(3, params.dump());
+    st.bind(4, evaluation_id);
     st.exec();
   });
 }

@@ -144,6 +144,8 @@ class Store {
   std::vector<EvaluationRow> evaluations(std::int64_t campaign_id);
   void set_frontier(std::int64_t campaign_id, const std::vector<std::int64_t>& evaluation_ids);
   void add_projection(const ProjectionRow& p);
+  void add_kernel_trial(std::int64_t campaign_id, const std::string& family, const nlohmann::json& params,
+                        std::int64_t evaluation_id);
   std::int64_t add_preset(const PresetRow& p);
 
  private:

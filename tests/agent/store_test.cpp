@@ -183,9 +183,13 @@ TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
   e.gate_class = "bitwise";
   e.trial_ids = {1, 2};
   auto id1 = s.add_evaluation(e);
+  // Rows that reference the evaluation (foreign keys are on) must not block a re-record.
+  s.add_kernel_trial(e.campaign_id, "ROPE", nlohmann::json{{"params", "threads=64"}}, id1);
+  s.add_kernel_trial(e.campaign_id, "ROPE", nlohmann::json{{"params", "threads=64"}}, id1);
   e.disposition = Disposition::slower;
   auto id2 = s.add_evaluation(e);
   EXPECT_EQ(id1, id2);
+  EXPECT_EQ(s.db().execAndGet("SELECT COUNT(*) FROM kernel_trials").getInt(), 1);
   auto all = s.evaluations(e.campaign_id);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].disposition, Disposition::slower);
