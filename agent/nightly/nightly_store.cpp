@@ -58,6 +58,11 @@ std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t camp
     src.bind(3, env_id);
     if (!src.executeStep()) return;
     const std::int64_t source = src.getColumn(0).getInt64();
+    // A queued copy left by a stale run of this key is superseded by the copy.
+    SQLite::Statement drop(store.db(), "DELETE FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'queued'");
+    drop.bind(1, campaign_id);
+    drop.bind(2, trial_key);
+    drop.exec();
     SQLite::Statement ins(store.db(),
         fmt::format("INSERT INTO trials(campaign_id, {0}, reused_from) SELECT ?, {0}, id FROM trials WHERE id = ?",
                     kCopiedTrialColumns));

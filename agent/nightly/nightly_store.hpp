@@ -28,9 +28,9 @@ bool never_reused(const std::string& purpose);
 
 // Copies the newest finished, valid trial with `trial_key` from another campaign of
 // the same workload, size and manifest whose result came from environment `env_id`
-// into `campaign_id` (steps included, reused_from set). Does nothing when the
-// campaign already has a finished row for the key or no such trial exists. Returns
-// the new row's id.
+// into `campaign_id` (steps included, reused_from set; a queued row of the key is
+// dropped). Does nothing when the campaign already has a finished row for the key or
+// no such trial exists. Returns the new row's id.
 std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id, std::int64_t env_id,
                                                  const std::string& trial_key);
 int reused_trials(Store& store, std::int64_t campaign_id);
