@@ -203,8 +203,14 @@ json presets(SQLite::Database& db) {
 }
 
 json preset_series(SQLite::Database& db) {
-  SQLite::Statement q(db,
-      "SELECT p.name, p.campaign_id, c.created_at, p.speedup, p.speedup_spread FROM presets p "
+  // demoted: that campaign (a night of speedgate nightly) demoted the preset. The
+  // verifications table arrived with schema version 2; a version-1 file has none.
+  const bool has_verifications = db.tableExists("preset_verifications");
+  SQLite::Statement q(db, std::string(
+      "SELECT p.name, p.campaign_id, c.created_at, p.speedup, p.speedup_spread, ") +
+      (has_verifications ? "EXISTS (SELECT 1 FROM preset_verifications v WHERE v.campaign_id = p.campaign_id "
+                           "AND v.name = p.name AND v.verdict = 'demoted')"
+                         : "0") + " FROM presets p "
       "JOIN campaigns c ON c.id = p.campaign_id WHERE p.id IN (SELECT MAX(id) FROM presets "
       "GROUP BY name, campaign_id) ORDER BY p.campaign_id, p.name");
   json out = json::object();
@@ -213,7 +219,8 @@ json preset_series(SQLite::Database& db) {
     out[name].push_back({{"campaign_id", value(q.getColumn(1))},
                          {"created_at", value(q.getColumn(2))},
                          {"speedup", value(q.getColumn(3))},
-                         {"spread", value(q.getColumn(4))}});
+                         {"spread", value(q.getColumn(4))},
+                         {"demoted", q.getColumn(5).getInt() != 0}});
   }
   return out;
 }

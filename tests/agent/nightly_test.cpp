@@ -137,6 +137,11 @@ TEST_F(NightlyTest, SlowerPresetIsDemotedAndExitCodeIsOne) {
   SQLite::Statement n(s.db(), "SELECT exit_code FROM nightly_runs WHERE campaign_id = 2");
   ASSERT_TRUE(n.executeStep());
   EXPECT_EQ(n.getColumn(0).getInt(), 1);
+  // The trend keeps the bad night as a marked point.
+  const nlohmann::json fast = dashboard::preset_series(s.db()).at("fast");
+  ASSERT_EQ(fast.size(), 2u) << fast.dump();
+  EXPECT_FALSE(fast[0].at("demoted").get<bool>());
+  EXPECT_TRUE(fast[1].at("demoted").get<bool>());
 }
 
 TEST_F(NightlyTest, FingerprintChangeStartsNewBaseline) {

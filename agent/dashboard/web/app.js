@@ -125,6 +125,9 @@ function drawTrend(series) {
   const palette = ['#3465a4', '#2e9d57', '#d64545', '#8a63d2', '#e0a030'];
   const datasets = Object.entries(series).map(([name, points], i) => ({
     label: name, data: points.map((p) => ({ x: p.campaign_id, y: p.speedup })), showLine: true,
+    // A night that demoted the preset (speedgate nightly) draws a large cross.
+    pointStyle: points.map((p) => (p.demoted ? 'crossRot' : 'circle')),
+    pointRadius: points.map((p) => (p.demoted ? 8 : 3)),
     borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length] }));
   draw('chart-trend', { type: 'scatter', data: { datasets }, options: axes('campaign (night)', 'speedup ×') });
 }
