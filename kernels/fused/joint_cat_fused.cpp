@@ -1,8 +1,9 @@
 // CAT's fused variant: the [video; action] concatenation and the attention-output split
 // as one row-copy kernel each (kernels/cuda/joint_cat_fused.cu), as LibTorch autograd
-// functions mirrored in backward: cat's backward is the split kernel; split's backward is
-// the cat kernel with "+ 0" per element when both grads exist (the engine sums the two
-// zero-filled slice grads of the reference), a raw copy next to zeros when one is missing.
+// functions mirrored in backward: cat's backward splits the grad (as views, like the
+// reference's CatBackward); split's backward is the cat kernel with "+ 0" per element
+// when both grads exist (the engine sums the reference's two zero-filled slice grads), a
+// raw copy next to zeros when one is missing.
 #if SPEEDGATE_WITH_CUDA
 
 #include "kernels/cuda/launchers.hpp"
@@ -21,16 +22,16 @@ class JointCatFunction : public torch::autograd::Function<JointCatFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& video, const at::Tensor& action, int64_t threads,
                             int64_t rows_per_block) {
     ctx->saved_data["video_len"] = video.size(1);
-    ctx->saved_data["threads"] = threads;
-    ctx->saved_data["rows_per_block"] = rows_per_block;
     return cuda::joint_cat(video, action, threads, rows_per_block, /*plus_zero=*/false);
   }
 
+  // The reference's CatBackward hands out narrow views of the grad: so does this (no
+  // copy; a consumer that needs dense rows copies them exactly as it would there).
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    auto [gv, ga] = cuda::joint_split(dense_aligned(grads[0]), ctx->saved_data["video_len"].toInt(),
-                                      ctx->saved_data["threads"].toInt(), ctx->saved_data["rows_per_block"].toInt());
-    return {gv, ga, at::Tensor(), at::Tensor()};
+    const at::Tensor& g = grads[0];
+    if (!g.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    const int64_t video_len = ctx->saved_data["video_len"].toInt();
+    return {g.narrow(1, 0, video_len), g.narrow(1, video_len, g.size(1) - video_len), at::Tensor(), at::Tensor()};
   }
 };
 

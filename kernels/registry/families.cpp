@@ -125,7 +125,7 @@ std::vector<FamilyInfo> build_families() {
                  {{"threads", {128, 256, 512}}, {"rows_per_block", {1, 2, 4}}},
                  {{"threads*rows_per_block<=1024",
                    [](const ParamValues& p) { return get(p, "threads") * get(p, "rows_per_block") <= 1024; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"rows_per_block", 2}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"rows_per_block", 2}}});
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
