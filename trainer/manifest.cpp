@@ -61,14 +61,17 @@ nlohmann::json build_manifest() {
     }
     std::vector<std::string> constraints;
     for (const auto& c : f.constraints) constraints.push_back(c.text);
+    // A family is usable only where its switch is (e.g. a CUDA build without a GPU).
+    const SwitchSpec* sw = find_switch(f.switch_name);
+    const std::string reason = sw == nullptr ? "" : sw->unavailable_reason;
     families.push_back({{"name", f.name},
                         {"env", f.env},
                         {"switch", f.switch_name},
                         {"parameters", params},
                         {"constraints", constraints},
                         {"variants", f.variants},
-                        {"available", f.available},
-                        {"unavailable_reason", f.unavailable_reason}});
+                        {"available", f.available && reason.empty()},
+                        {"unavailable_reason", f.available ? reason : f.unavailable_reason}});
   }
   m["kernel_families"] = families;
   return m;

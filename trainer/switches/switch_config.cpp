@@ -64,6 +64,10 @@ void check_entry(const std::string& key, const std::string& value, const std::st
       if (!fam.available) {
         throw BadInputError(where + ": " + key + " is unavailable: " + fam.unavailable_reason);
       }
+      const SwitchSpec* sw = find_switch(fam.switch_name);
+      if (sw != nullptr && !sw->unavailable_reason.empty()) {
+        throw BadInputError(where + ": " + key + " is unavailable: " + sw->unavailable_reason);
+      }
       const auto err = sg::kernels::parse_params(fam, value, nullptr);
       if (!err.empty()) throw BadInputError(where + ": " + key + "=" + value + ": " + err);
       return;
