@@ -63,6 +63,10 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& manifest) {
   fs::path db(opt.db_path);
   if (db.has_parent_path()) fs::create_directories(db.parent_path());
   if (opt.runs_dir.empty()) opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
+  if (opt.repeats < 3) {
+    spdlog::warn("--repeats {} < 3: speedups rest on {} paired measurement(s); noise may pass the gate's speed test",
+                 opt.repeats, opt.repeats);
+  }
   Store store(opt.db_path);
 
   std::int64_t cid = 0;
