@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace sg::kernels::cuda {
@@ -17,13 +18,13 @@ namespace {
 
 namespace fm = fused_math;
 
-// Where the [Bm, 1, C] modulation row of element i lives.
+// Where the [Bm, 1, C] modulation row of element i lives. I: the index type, 32-bit
+// when every index fits (integer division dominates these kernels' instruction count).
+template <typename I>
 struct ModIndex {
-  int64_t channels;
-  int64_t seq;
-  __device__ int64_t operator()(int64_t i, int64_t batch_stride) const {
-    return (i / channels / seq) * batch_stride + i % channels;
-  }
+  I channels;
+  I seq;
+  __device__ I operator()(I i, I batch_stride) const { return (i / channels / seq) * batch_stride + i % channels; }
 };
 
 struct Launch {
@@ -39,24 +40,24 @@ Launch plan(int64_t n, int64_t threads, int64_t vec) {
 }
 
 #define SG_ADALN_ELEMENTS(kVec)                                                         \
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kVec + threadIdx.x; \
+  const I base = static_cast<I>(blockIdx.x) * blockDim.x * kVec + threadIdx.x;             \
   _Pragma("unroll") for (int k = 0; k < kVec; ++k)                                      \
-    if (const int64_t i = base + static_cast<int64_t>(k) * blockDim.x; i < n)
+    if (const I i = base + static_cast<I>(k) * blockDim.x; i < n)
 
-template <typename TN, int kVec>
+template <typename TN, int kVec, typename I>
 __global__ void modulate_fwd_kernel(const TN* __restrict__ normed, const float* __restrict__ scale,
-                                    const float* __restrict__ shift, float* __restrict__ out, int64_t n,
-                                    ModIndex mi, int64_t scale_stride, int64_t shift_stride) {
+                                    const float* __restrict__ shift, float* __restrict__ out, I n,
+                                    ModIndex<I> mi, I scale_stride, I shift_stride) {
   SG_ADALN_ELEMENTS(kVec) {
     out[i] = fm::modulate_forward(fm::to_float(normed[i]), __ldg(&scale[mi(i, scale_stride)]),
                                   __ldg(&shift[mi(i, shift_stride)]));
   }
 }
 
-template <typename TN, int kVec>
+template <typename TN, int kVec, typename I>
 __global__ void modulate_bwd_kernel(const float* __restrict__ grad, const TN* __restrict__ normed,
                                     const float* __restrict__ scale, TN* __restrict__ g_normed,
-                                    float* __restrict__ g_scale_elem, int64_t n, ModIndex mi, int64_t scale_stride) {
+                                    float* __restrict__ g_scale_elem, I n, ModIndex<I> mi, I scale_stride) {
   SG_ADALN_ELEMENTS(kVec) {
     float gn, gs;
     fm::modulate_backward(grad[i], fm::to_float(normed[i]), __ldg(&scale[mi(i, scale_stride)]), gn, gs);
@@ -65,19 +66,19 @@ __global__ void modulate_bwd_kernel(const float* __restrict__ grad, const TN* __
   }
 }
 
-template <typename TX, typename TY, int kVec>
+template <typename TX, typename TY, int kVec, typename I>
 __global__ void gated_fwd_kernel(const TX* __restrict__ x, const TY* __restrict__ y, const float* __restrict__ gate,
-                                 float* __restrict__ out, int64_t n, ModIndex mi, int64_t gate_stride) {
+                                 float* __restrict__ out, I n, ModIndex<I> mi, I gate_stride) {
   SG_ADALN_ELEMENTS(kVec) {
     out[i] = fm::gated_forward(fm::to_float(x[i]), fm::to_float(y[i]), __ldg(&gate[mi(i, gate_stride)]));
   }
 }
 
 // g_x is written only when x is not float32 (otherwise the grad itself is x's grad).
-template <typename TX, typename TY, int kVec>
+template <typename TX, typename TY, int kVec, typename I>
 __global__ void gated_bwd_kernel(const float* __restrict__ grad, const TY* __restrict__ y,
                                  const float* __restrict__ gate, TX* __restrict__ g_x, TY* __restrict__ g_y,
-                                 float* __restrict__ g_gate_elem, int64_t n, ModIndex mi, int64_t gate_stride) {
+                                 float* __restrict__ g_gate_elem, I n, ModIndex<I> mi, I gate_stride) {
   SG_ADALN_ELEMENTS(kVec) {
     const float g = grad[i];
     float gy, gg;
@@ -125,9 +126,28 @@ int64_t mod_stride(const at::Tensor& m, const at::Tensor& rows) {
   return m.size(0) == 1 ? 0 : m.stride(0);
 }
 
-ModIndex mod_index(const at::Tensor& rows) {
+struct Dims {
+  int64_t channels, seq;
+};
+
+Dims mod_index(const at::Tensor& rows) {
   TORCH_CHECK(rows.dim() == 3, "adaln: rows must be [B, S, C]");
   return {rows.size(2), rows.size(1)};
+}
+
+// Bound of the indexes into a modulation vector: (Bm - 1) * stride + C.
+int64_t span(const at::Tensor& m) { return m.size(0) * m.stride(0) + m.size(2); }
+
+// Calls f(I{}) with I = uint32_t when every index of the launch (elements up to
+// grid * block * 4, modulation indexes up to mod_span) fits, else int64_t.
+template <typename F>
+void with_index(const Launch& l, int64_t mod_span, F&& f) {
+  const int64_t bound = std::max(static_cast<int64_t>(l.grid.x) * l.block.x * 4, mod_span);
+  if (bound < (int64_t{1} << 32)) {
+    f(uint32_t{});
+  } else {
+    f(int64_t{});
+  }
 }
 
 }  // namespace
@@ -136,7 +156,7 @@ at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, c
                             int64_t threads, int64_t vec) {
   check_rows(normed, normed);
   const c10::cuda::CUDAGuard guard(normed.device());
-  const ModIndex mi = mod_index(normed);
+  const Dims mi = mod_index(normed);
   const int64_t ss = mod_stride(scale, normed), hs = mod_stride(shift, normed);
   auto out = empty_output(normed.sizes(), normed.options().dtype(at::kFloat));
   if (normed.numel() == 0) return out;
@@ -145,10 +165,13 @@ at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, c
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
     with_vec(vec, [&](auto v) {
-      modulate_fwd_kernel<TN, decltype(v)::value><<<l.grid, l.block, 0, stream>>>(
-          normed.data_ptr<TN>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(), l.n, mi,
-          ss, hs);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      with_index(l, std::max(span(scale), span(shift)), [&](auto index) {
+        using I = decltype(index);
+        modulate_fwd_kernel<TN, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+            normed.data_ptr<TN>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
+            ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss), I(hs));
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
     });
   });
   return out;
@@ -160,7 +183,7 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
   check_rows(grad, normed);
   TORCH_CHECK(grad.scalar_type() == at::kFloat, "adaln: modulate grad must be float32");
   const c10::cuda::CUDAGuard guard(normed.device());
-  const ModIndex mi = mod_index(normed);
+  const Dims mi = mod_index(normed);
   const int64_t ss = mod_stride(scale, normed);
   auto g_normed = empty_output(normed.sizes(), normed.options());
   auto g_scale_elem = empty_output(normed.sizes(), normed.options().dtype(at::kFloat));
@@ -170,10 +193,13 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
     with_vec(vec, [&](auto v) {
-      modulate_bwd_kernel<TN, decltype(v)::value><<<l.grid, l.block, 0, stream>>>(
-          grad.data_ptr<float>(), normed.data_ptr<TN>(), scale.data_ptr<float>(), g_normed.data_ptr<TN>(),
-          g_scale_elem.data_ptr<float>(), l.n, mi, ss);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      with_index(l, span(scale), [&](auto index) {
+        using I = decltype(index);
+        modulate_bwd_kernel<TN, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+            grad.data_ptr<float>(), normed.data_ptr<TN>(), scale.data_ptr<float>(), g_normed.data_ptr<TN>(),
+            g_scale_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss));
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
     });
   });
   return {g_normed, g_scale_elem};
@@ -184,7 +210,7 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
   check_rows(x, x);
   check_rows(y, x);
   const c10::cuda::CUDAGuard guard(x.device());
-  const ModIndex mi = mod_index(x);
+  const Dims mi = mod_index(x);
   const int64_t gs = mod_stride(gate, x);
   auto out = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   if (x.numel() == 0) return out;
@@ -195,9 +221,13 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
       with_vec(vec, [&](auto v) {
-        gated_fwd_kernel<TX, TY, decltype(v)::value><<<l.grid, l.block, 0, stream>>>(
-            x.data_ptr<TX>(), y.data_ptr<TY>(), gate.data_ptr<float>(), out.data_ptr<float>(), l.n, mi, gs);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
+        with_index(l, span(gate), [&](auto index) {
+          using I = decltype(index);
+          gated_fwd_kernel<TX, TY, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+              x.data_ptr<TX>(), y.data_ptr<TY>(), gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
+              ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
       });
     });
   });
@@ -211,7 +241,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
   check_rows(y, y);
   TORCH_CHECK(grad.scalar_type() == at::kFloat, "adaln: gated grad must be float32");
   const c10::cuda::CUDAGuard guard(y.device());
-  const ModIndex mi = mod_index(y);
+  const Dims mi = mod_index(y);
   const int64_t gs = mod_stride(gate, y);
   const bool cast_x = x_dtype != at::kFloat;
   auto g_x = cast_x ? empty_output(y.sizes(), y.options().dtype(x_dtype)) : grad;
@@ -225,10 +255,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
       with_vec(vec, [&](auto v) {
-        gated_bwd_kernel<TX, TY, decltype(v)::value><<<l.grid, l.block, 0, stream>>>(
-            grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(), cast_x ? g_x.data_ptr<TX>() : nullptr,
-            g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(), l.n, mi, gs);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
+        with_index(l, span(gate), [&](auto index) {
+          using I = decltype(index);
+          gated_bwd_kernel<TX, TY, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+              grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(), cast_x ? g_x.data_ptr<TX>() : nullptr,
+              g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
       });
     });
   });

@@ -20,18 +20,20 @@ struct alignas(2 * sizeof(T)) Pair {
   T b;
 };
 
-template <typename T, int kVec, bool kBackward>
+// Index arithmetic in IndexT: 32-bit when every pair index fits (integer division is
+// the costliest instruction here, and 64-bit division is several times dearer).
+template <typename T, int kVec, bool kBackward, typename IndexT>
 __global__ void rope3d_kernel(const T* __restrict__ in, const double2* __restrict__ table, T* __restrict__ out,
-                              int64_t pairs, int64_t half_d, int64_t heads, int64_t seq) {
+                              IndexT pairs, IndexT half_d, IndexT per_token, IndexT seq) {
   const auto* src = reinterpret_cast<const Pair<T>*>(in);
   auto* dst = reinterpret_cast<Pair<T>*>(out);
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * blockDim.x * kVec + threadIdx.x;
+  const IndexT base = static_cast<IndexT>(blockIdx.x) * blockDim.x * kVec + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
-    const int64_t p = base + static_cast<int64_t>(k) * blockDim.x;
+    const IndexT p = base + static_cast<IndexT>(k) * blockDim.x;
     if (p < pairs) {
-      const int64_t j = p % half_d;
-      const int64_t s = (p / half_d / heads) % seq;
+      const IndexT j = p % half_d;
+      const IndexT s = (p / per_token) % seq;
       const double2 cs = __ldg(&table[s * half_d + j]);
       const Pair<T> v = src[p];
       double r0, r1;
@@ -71,17 +73,22 @@ at::Tensor rope3d_launch(const at::Tensor& in, const at::Tensor& table, int64_t 
     const auto* src = in.data_ptr<scalar_t>();
     auto* dst = out.data_ptr<scalar_t>();
     const dim3 grid(static_cast<unsigned>(blocks)), block(static_cast<unsigned>(threads));
-    const int64_t half_d = in.size(3) / 2, heads = in.size(2), seq = in.size(1);
-    switch (vec) {
-      case 1:
-        rope3d_kernel<scalar_t, 1, kBackward><<<grid, block, 0, stream>>>(src, tab, dst, pairs, half_d, heads, seq);
-        break;
-      case 2:
-        rope3d_kernel<scalar_t, 2, kBackward><<<grid, block, 0, stream>>>(src, tab, dst, pairs, half_d, heads, seq);
-        break;
-      default:
-        rope3d_kernel<scalar_t, 4, kBackward><<<grid, block, 0, stream>>>(src, tab, dst, pairs, half_d, heads, seq);
-        break;
+    const int64_t half_d = in.size(3) / 2, per_token = in.size(2) * half_d, seq = in.size(1);
+    auto launch = [&](auto index) {
+      using I = decltype(index);
+      const I n = static_cast<I>(pairs), h = static_cast<I>(half_d), t = static_cast<I>(per_token);
+      const I sq = static_cast<I>(seq);
+      switch (vec) {
+        case 1: rope3d_kernel<scalar_t, 1, kBackward, I><<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq); break;
+        case 2: rope3d_kernel<scalar_t, 2, kBackward, I><<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq); break;
+        default: rope3d_kernel<scalar_t, 4, kBackward, I><<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq); break;
+      }
+    };
+    // Every index the kernel forms is below blocks * per_block (< pairs + per_block).
+    if (blocks * per_block < (int64_t{1} << 32)) {
+      launch(uint32_t{0});
+    } else {
+      launch(int64_t{0});
     }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });

@@ -120,7 +120,7 @@ std::vector<FamilyInfo> build_families() {
   out.push_back({"ROPE", "SG_KERNEL_ROPE", "FUSED_ROPE",
                  {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=1024", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 1024; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"vec", 2}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 2}}});
   out.push_back({"CAT", "SG_KERNEL_CAT", "FAST_CAT",
                  {{"threads", {128, 256, 512}}, {"rows_per_block", {1, 2, 4}}},
                  {{"threads*rows_per_block<=1024",
@@ -129,7 +129,7 @@ std::vector<FamilyInfo> build_families() {
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"vec", 4}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}}});
   return out;
 }
 
