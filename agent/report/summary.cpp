@@ -30,7 +30,7 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
     ++total;
     by_state[t.state]++;
     by_purpose[t.purpose]++;
-    by_disp[t.disposition ? std::string(to_string(*t.disposition)) : (t.run_ok ? "ran" : "none")]++;
+    by_disp[t.disposition ? std::string(to_string(*t.disposition)) : (t.run_ok ? "unjudged" : "none")]++;  // unjudged: ran fine, its evaluation was cut by the budget
   }
   s["trials"] = {{"total", total}, {"by_disposition", by_disp}, {"by_state", by_state}, {"by_purpose", by_purpose}};
   json evals = json::array(), frontier = json::array();
