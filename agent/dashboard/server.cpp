@@ -3,6 +3,7 @@
 #include <CivetServer.h>
 
 #include <filesystem>
+#include <string_view>
 #include <vector>
 
 #include "agent/common/errors.hpp"
@@ -36,11 +37,15 @@ class RouterHandler : public CivetHandler {
     const char* uri = info->local_uri != nullptr ? info->local_uri : "/";
     const char* query = info->query_string != nullptr ? info->query_string : "";
     const HttpResponse r = router_.handle(head ? "HEAD" : "GET", uri, query);
+    // Embedded static files change only with the binary: let the browser keep them (and
+    // its compiled Chart.js). Data is never cached.
+    const bool is_static = r.status == 200 && std::string_view(uri).rfind("/static/", 0) == 0;
     mg_printf(conn,
               "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-              "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+              "Cache-Control: %s\r\nX-Content-Type-Options: nosniff\r\n"
               "Connection: close\r\n\r\n",
-              r.status, reason_phrase(r.status), r.content_type.c_str(), r.body.size());
+              r.status, reason_phrase(r.status), r.content_type.c_str(), r.body.size(),
+              is_static ? "public, max-age=3600" : "no-store");
     if (!head) mg_write(conn, r.body.data(), r.body.size());
     return true;
   }
