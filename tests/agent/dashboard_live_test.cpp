@@ -16,6 +16,7 @@
 #include "agent/dashboard/server.hpp"
 #include "benchmarks/http_get.hpp"
 #include "benchmarks/synthetic_store.hpp"
+#include "integration/run_command.hpp"
 
 namespace sg::agent::dashboard {
 namespace {
@@ -23,22 +24,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-struct Shell {
-  int code = -1;
-  std::string out;
-};
-
-Shell shell(const std::string& cmd) {
-  Shell r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using sg::test::run_command;
 
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -106,8 +92,8 @@ TEST_F(DashboardLiveTest, PromtoolAcceptsALiveScrape) {
   ASSERT_EQ(r.status, 200);
   const auto file = dir_ / "scrape.txt";
   std::ofstream(file) << r.body;
-  const auto check = shell("promtool check metrics < " + file.string() + " 2>&1");
-  EXPECT_EQ(check.code, 0) << check.out << "\n--- scrape ---\n" << r.body;
+  const auto check = run_command("promtool check metrics < " + file.string() + " 2>&1");
+  EXPECT_EQ(check.exit_code, 0) << check.out << "\n--- scrape ---\n" << r.body;
 }
 
 TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
@@ -120,8 +106,8 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
   const std::string cmd = "prometheus --config.file=" + config.string() + " --storage.tsdb.path=" +
                           (dir_ / "tsdb").string() + " --web.listen-address=127.0.0.1:" +
                           std::to_string(prom_port) + " > " + log.string() + " 2>&1 & echo $!";
-  const auto started = shell(cmd);
-  ASSERT_EQ(started.code, 0);
+  const auto started = run_command(cmd);
+  ASSERT_EQ(started.exit_code, 0);
   const int pid = std::stoi(started.out);
   json values = json::object();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
@@ -143,7 +129,7 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
   ASSERT_FALSE(values.empty()) << "Prometheus never returned speedgate_trials_total; its log:\n"
-                               << shell("cat " + log.string()).out;
+                               << run_command("cat " + log.string()).out;
   EXPECT_EQ(values.value("accepted", -1.0), counts_.accepted);
   EXPECT_EQ(values.value("gate_failed", -1.0), counts_.gate_failed);
   EXPECT_EQ(values.value("slower", -1.0), counts_.slower);
@@ -158,8 +144,8 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
       "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile").string() +
       " --window-size=1400,2000 --virtual-time-budget=15000 ";
-  const auto dom = shell(chromium + "--dump-dom " + url + " 2>/dev/null");
-  ASSERT_EQ(dom.code, 0) << dom.out;
+  const auto dom = run_command(chromium + "--dump-dom " + url + " 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
   // Newest campaign (3) is shown: 40 trials in the speedup and throughput charts, 40
   // projections, and one trend point per night for each preset.
@@ -187,8 +173,8 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   fs::create_directories(artifacts);
   const auto png = artifacts / "dashboard.png";
   fs::remove(png);
-  const auto shot = shell(chromium + "--screenshot=" + png.string() + " " + url + " 2>&1");
-  EXPECT_EQ(shot.code, 0) << shot.out;
+  const auto shot = run_command(chromium + "--screenshot=" + png.string() + " " + url + " 2>&1");
+  EXPECT_EQ(shot.exit_code, 0) << shot.out;
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
 }
