@@ -5,10 +5,15 @@
 
 #include "trainer/data/clip_loader.hpp"
 #include "trainer/data/device_batch.hpp"
+#include "trainer/distributed/gradient_buckets.hpp"
+#include "trainer/distributed/sharded_adamw.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/lm/lm_config.hpp"
+#include "trainer/lm/lm_train_loop.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
+#include "trainer/runtime/phase_profile.hpp"
 #include "trainer/test_faults.hpp"
 #include "trainer/workload/wam_workload.hpp"
 
@@ -45,34 +50,6 @@ float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   return total.item<float>();
 }
 
-const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p) {
-#if TORCH_VERSION_MAJOR >= 2
-  auto it = optim.state().find(p.unsafeGetTensorImpl());
-#else
-  auto it = optim.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
-#endif
-  if (it == optim.state().end()) return nullptr;
-  return static_cast<const torch::optim::AdamWParamState*>(it->second.get());
-}
-
-std::string optimizer_digest(const torch::optim::AdamW& optim,
-                             const std::vector<std::pair<std::string, at::Tensor>>& named, int64_t* bytes) {
-  Digest d;
-  *bytes = 0;
-  for (const auto& [name, p] : named) {
-    const auto* s = adam_state(optim, p);
-    if (s == nullptr) {
-      d.add_string(name + ":no_state");
-      continue;
-    }
-    d.add_int(s->step());
-    d.add_tensor(name + ".exp_avg", s->exp_avg());
-    d.add_tensor(name + ".exp_avg_sq", s->exp_avg_sq());
-    *bytes += 2 * s->exp_avg().numel() * static_cast<int64_t>(s->exp_avg().element_size());
-  }
-  return d.hex();
-}
-
 float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int64_t batches, c10::Device device,
                 bool fast_input) {
   torch::NoGradGuard no_grad;
@@ -94,7 +71,8 @@ float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int
 
 void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
   // ---- configuration ----
-  if (opt.workload != "wam") throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam)");
+  if (is_lm_workload(opt.workload)) return run_lm_training(opt, sw, rt, r);
+  if (opt.workload != "wam") throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam, lm, lm_osft)");
   const WamConfig& cfg = wam_config(opt.size);
   const int64_t micro = opt.micro_batch > 0 ? opt.micro_batch : cfg.default_micro_batch;
   const int64_t accum = opt.grad_accum;
@@ -110,50 +88,77 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   r.model_flops_per_step = model_flops_per_sample(cfg) * static_cast<double>(samples_per_step);
 
   // ---- build: frozen encoders, backbone, optimizer ----
+  const auto build_start = Clock::now();
   WamWorkload wam(cfg, sw, rt.device, mix_seed(seed, 0x6d6f64656c));
   const auto named = wam.named_trainable();
   std::vector<at::Tensor> params;
   for (const auto& np : named) params.push_back(np.second);
-  torch::optim::AdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+  Communicator* comm = rt.comm.get();  // null at world size 1: averaging and sharding are no-ops
+  ShardedAdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay), comm, sw.zero1);
+  GradientReducer reducer(params, comm, sw.bucket_mb << 20, sw.overlap_comm);
 
-  // ---- data: this rank's slice of the synthetic stream ----
+  // ---- data: micro-step k's global batch is samples k*W*B .. (k+1)*W*B - 1, split in rank
+  // order, so W ranks x B see exactly the samples of 1 rank x W*B ----
   SyntheticClips data(cfg, seed);
   LoaderOptions lo;
   lo.batch_size = micro;
   lo.workers = sw.data_workers;
   lo.collate_uint8 = sw.fast_input;
   lo.pin_memory = sw.pin_memory;
-  lo.first_sample = int64_t{rt.rank} * (int64_t{1} << 32);
+  lo.first_sample = int64_t{rt.rank} * micro;
+  lo.batch_stride = micro * rt.world_size;
   ClipLoader loader(data, lo);
   const uint64_t noise_seed = mix_seed(seed, 0x6e6f697365);
 
+  r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();
+
   // ---- train ----
+  PhaseProfile& profile = PhaseProfile::instance();
+  const int64_t first_steady_step = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
   reset_memory_peaks(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   for (int64_t step = 0; step < opt.steps; ++step) {
     const auto t0 = Clock::now();
-    torch::manual_seed(mix_seed(mix_seed(seed, static_cast<uint64_t>(rt.rank)), static_cast<uint64_t>(step)));
+    profile.set_recording(step >= first_steady_step);
+    // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
+    torch::manual_seed(mix_seed(mix_seed(seed, 0), static_cast<uint64_t>(step)));
+    if (faults.rank_crash && step == 1 && rt.rank == 1) std::abort();
     for (auto& p : params) p.mutable_grad() = at::Tensor();
     at::Tensor logged = at::zeros({}, at::kFloat);
     for (int64_t g = 0; g < accum; ++g) {
-      const DeviceBatch batch = to_device(loader.next(), rt.device, sw.fast_input);
+      const DeviceBatch batch = [&] {
+        ScopedPhase phase("data", rt.device);
+        return to_device(loader.next(), rt.device, sw.fast_input);
+      }();
       at::Tensor loss = wam.loss(batch, noise_seed);
       if (faults.nan_loss && step == 1) loss = loss * std::nan("");
       if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
       logged = logged + loss.detach().to(at::kCPU);
       // Average the micro-batches: loss / G before backward (the test fault sums them).
+      ScopedPhase phase("backward", rt.device);
+      reducer.begin_backward(/*last=*/g + 1 == accum);
       (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
     }
-    const float loss_value = (logged / static_cast<double>(accum)).item<float>();
-    const float grad_norm = clip_grad_norm(params, kMaxGradNorm);
+    reducer.finish();  // gradients averaged over ranks
+    const float loss_value = global_mean(comm, (logged / static_cast<double>(accum)).item<float>());
+    const float grad_norm = [&] {
+      ScopedPhase phase("clip", rt.device);
+      return clip_grad_norm(params, kMaxGradNorm);
+    }();
     r.step_records.push_back({step, loss_value, grad_norm, 0.0});
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
       throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(step));
     }
-    optim.step();
+    {
+      ScopedPhase phase("optimizer", rt.device);
+      optim.step();
+    }
     r.step_records.back().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
   }
+
+  profile.set_recording(false);
+  if (profile.enabled()) r.extra["phase_seconds"] = profile.to_json();
 
   // ---- evaluate ----
   if (opt.eval_batches > 0) {
@@ -162,10 +167,11 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   }
 
   // ---- report: digests, throughput, memory ----
-  int64_t optimizer_bytes = 0;
   r.param_digest = digest_tensors(named);
-  r.optimizer_digest = optimizer_digest(optim, named, &optimizer_bytes);
-  const int64_t warmup = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
+  r.optimizer_digest = optim.state_digest(named);
+  r.zero_stage = optim.zero_stage();
+  r.rank_param_digests = gather_to_root(comm, r.param_digest);
+  const int64_t warmup = first_steady_step;
   double seconds = 0.0;
   for (int64_t s = warmup; s < opt.steps; ++s) seconds += r.step_records[static_cast<size_t>(s)].seconds;
   r.steady_state_steps = opt.steps - warmup;
@@ -174,14 +180,14 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   r.tokens_per_s = r.samples_per_s * static_cast<double>(cfg.tokens_per_sample());
 
   const auto peaks = memory_peaks(rt.device);
-  r.peak_allocated = {peaks.allocated};
-  r.peak_reserved = {peaks.reserved};
+  r.peak_allocated = gather_int_to_root(comm, peaks.allocated);
+  r.peak_reserved = gather_int_to_root(comm, peaks.reserved);
   auto& b = r.breakdown;
   for (const auto& p : params) {
     b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
     if (p.grad().defined()) b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
   }
-  b.optimizer = optimizer_bytes;
+  b.optimizer = optim.local_state_bytes();
   b.frozen = wam.frozen_device_bytes();
   if (!rt.device.is_cuda() && wam.text().offload() != nullptr) b.frozen += wam.text().offload()->host_bytes();
   b.activations = std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);

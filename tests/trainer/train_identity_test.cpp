@@ -127,5 +127,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BitwiseCase{"VaeChannelsLast", {{"SG_VAE_CHANNELS_LAST", "1"}}}),
     [](const ::testing::TestParamInfo<BitwiseCase>& info) { return std::string(info.param.name); });
 
+// SPEEDGATE_PROFILE=1 only synchronises and times phases: the same bits as an unprofiled
+// run, and the phase totals cover the steady-state steps.
+TEST(TrainIdentity, PhaseProfileTimesPhasesWithoutChangingResults) {
+  const auto profiled = run_trainer(tiny_run(), {{"SPEEDGATE_PROFILE", "1"}});
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.stderr_text;
+  expect_bitwise_equal(baseline().result, profiled.result);
+  const auto& phases = profiled.result.at("extra").at("phase_seconds");
+  for (const char* phase : {"data", "text", "vae", "forward", "backward", "clip", "optimizer"}) {
+    ASSERT_TRUE(phases.contains(phase)) << phase;
+    EXPECT_GT(phases.at(phase).get<double>(), 0.0) << phase;
+  }
+  EXPECT_GT(profiled.result.at("extra").at("build_seconds").get<double>(), 0.0);
+  EXPECT_FALSE(baseline().result.at("extra").contains("phase_seconds"));
+}
+
 }  // namespace
 }  // namespace sg::trainer::testing

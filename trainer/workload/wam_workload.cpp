@@ -3,6 +3,7 @@
 
 #include "kernels/ops/kernel_ops.hpp"
 #include "trainer/runtime/autocast.hpp"
+#include "trainer/runtime/phase_profile.hpp"
 #include "trainer/workload/flow_matching.hpp"
 
 namespace sg::trainer {
@@ -47,11 +48,13 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
 }
 
 TextContext WamWorkload::encode_text(const DeviceBatch& batch) {
+  ScopedPhase phase("text", device_);
   return text_->encode(batch.token_ids_host, batch.token_mask_host);
 }
 
 at::Tensor WamWorkload::encode_video(const DeviceBatch& batch) {
   torch::NoGradGuard no_grad;
+  ScopedPhase phase("vae", device_);
   return vae_->encode(batch.video, {sw_.vae_fullclip, sw_.vae_channels_last});
 }
 
@@ -66,6 +69,7 @@ at::Tensor WamWorkload::loss(const DeviceBatch& batch, uint64_t noise_seed) {
     ctx = encode_text(batch);
     latents = encode_video(batch);
   }
+  ScopedPhase phase("forward", device_);
   const auto flow = flow_targets(latents, batch.actions, batch.sample_ids, noise_seed);
   const auto pred = model->forward(flow.x_t, flow.a_t, flow.t, ctx.rows, ctx.mask);
   return flow_loss(pred.video, pred.action, flow);
