@@ -30,10 +30,12 @@ constexpr int kExitNonFinite = 4;
 
 constexpr const char* kUsage =
     "usage: speedgate-train describe --json\n"
-    "       speedgate-train run --workload wam --size tiny|small|base|wam5b --steps N --seed S\n"
+    "       speedgate-train run --workload wam|lm|lm_osft --size S --steps N --seed S\n"
     "                           --micro-batch B --grad-accum G --result PATH [--preset FILE]\n"
     "                           [--heartbeat PATH] [--threads T] [--warmup-steps K] [--eval-batches E]\n"
-    "Switches come from SG_* environment variables or --preset (see describe --json).\n";
+    "Sizes: wam tiny|small|base|wam5b; lm and lm_osft tiny|small|1b|3b (docs/workloads.md).\n"
+    "Switches come from SG_* environment variables or --preset (see describe --json); a switch\n"
+    "set to a non-default value must apply to the workload (its manifest 'workloads').\n"
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -97,7 +99,7 @@ int run_command(const std::vector<std::string>& args) {
   try {
     opt = parse_run(args);
     sw = resolve_switches(sg_environment(), opt.preset_path);
-    (void)wam_config(opt.size);
+    validate_run_target(opt, sw);
     rt = setup_runtime(opt.threads, sw);
   } catch (const BadInputError& e) {
     std::cerr << "speedgate-train: " << e.what() << "\n";

@@ -3,6 +3,7 @@
 
 #include "kernels/registry/families.hpp"
 #include "speedgate_build_info.hpp"
+#include "trainer/lm/lm_config.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/switches/switch_table.hpp"
 
@@ -28,6 +29,22 @@ nlohmann::json build_manifest() {
                      {"default_micro_batch", c.default_micro_batch}});
   }
   m["workloads"] = nlohmann::json::array({{{"name", "wam"}, {"sizes", sizes}}});
+  for (const auto& workload : lm_workload_names()) {
+    const bool osft = workload == "lm_osft";
+    auto lm_sizes = nlohmann::json::array();
+    for (const auto& name : lm_size_names()) {
+      const auto& c = lm_config(name);
+      const double per_token = lm_model_flops_per_token(c);
+      lm_sizes.push_back({{"name", name},
+                          {"trainable_params", lm_trainable_params(c, osft)},
+                          {"frozen_params", lm_frozen_params(c, osft)},
+                          {"model_flops_per_token", per_token},
+                          {"model_flops_per_sample", per_token * static_cast<double>(c.seq_len)},
+                          {"tokens_per_sample", c.seq_len},
+                          {"default_micro_batch", c.default_micro_batch}});
+    }
+    m["workloads"].push_back({{"name", workload}, {"sizes", lm_sizes}});
+  }
 
   auto switches = nlohmann::json::array();
   for (const auto& s : switch_table()) {
@@ -40,6 +57,7 @@ nlohmann::json build_manifest() {
                      {"identity", to_string(s.identity)},
                      {"effect", to_string(s.effect)},
                      {"deterministic", s.deterministic},
+                     {"workloads", s.workloads},
                      {"available", s.unavailable_reason.empty()},
                      {"unavailable_reason", s.unavailable_reason},
                      {"doc", s.doc}};

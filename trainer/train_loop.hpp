@@ -27,6 +27,11 @@ struct RunOptions {
 
 // Fills `result` as it goes, so a caller catching an OOM or NonFiniteError still has the
 // steps done so far. Throws BadInputError, NonFiniteError, or the allocator's error.
+// Dispatches on opt.workload (wam here, lm / lm_osft to lm/lm_train_loop.cpp).
 void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& result);
+
+// Checks before any work that the workload and size exist and every switch set applies to
+// the workload. Throws BadInputError naming the problem.
+void validate_run_target(const RunOptions& opt, const Switches& sw);
 
 }  // namespace sg::trainer

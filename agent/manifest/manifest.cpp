@@ -118,6 +118,8 @@ bool SwitchSpec::in_domain(const std::string& value) const {
     bool ok = false;
     std::int64_t v = parse_int(value, &ok);
     return ok && v >= min && v <= max && is_safe_value(value);
+  s.workloads = string_list(o, "workloads", where, false);
+  if (o.contains("workloads") && s.workloads.empty()) bad(where + ".workloads", "empty (omit the field for every workload)");
   }
   for (const auto& v : values) {
     if (v == value) return true;
@@ -145,6 +147,14 @@ const SizeSpec* Manifest::find_size(const std::string& workload, const std::stri
   for (const auto& s : it->second) {
     if (s.name == size) return &s;
   }
+bool SwitchSpec::applies_to(const std::string& workload) const {
+  if (workloads.empty()) return true;
+  for (const auto& w : workloads) {
+    if (w == workload) return true;
+  }
+  return false;
+}
+
   return nullptr;
 }
 
@@ -180,6 +190,20 @@ Manifest parse_manifest(const json& j) {
     }
   }
   if (!j.contains("switches") || !j["switches"].is_array()) bad("switches", "missing");
+Manifest Manifest::for_workload(const std::string& workload) const {
+  Manifest m = *this;
+  m.switches.clear();
+  for (const auto& s : switches) {
+    if (s.applies_to(workload)) m.switches.push_back(s);
+  }
+  m.kernel_families.clear();
+  for (const auto& f : kernel_families) {
+    const SwitchSpec* s = find_switch(f.switch_name);
+    if (s == nullptr || s->applies_to(workload)) m.kernel_families.push_back(f);
+  }
+  return m;
+}
+
   std::set<std::string> names;
   for (std::size_t i = 0; i < j["switches"].size(); ++i) {
     auto s = parse_switch(j["switches"][i], "switches[" + std::to_string(i) + "]");
@@ -220,6 +244,9 @@ Manifest parse_manifest(const json& j) {
 
 Manifest parse_manifest_text(const std::string& text) {
   json j;
+    for (const auto& w : s.workloads) {
+      if (!m.workloads.count(w)) bad("switches." + s.name + ".workloads", "'" + w + "' is not a workload of this manifest");
+    }
   try {
     j = json::parse(text);
   } catch (const std::exception& e) {

@@ -27,7 +27,11 @@ struct SwitchSpec {
   // false: some non-default value has no deterministic kernel, so the gate must
   // use tolerance even when identity says bitwise (protocol §1, optional field).
   bool deterministic = true;
+  // Workloads whose training reads this switch (protocol §1, optional field); empty
+  // (field absent) means every workload.
+  std::vector<std::string> workloads;
 
+  bool applies_to(const std::string& workload) const;
   bool bitwise() const { return identity == "bitwise" && deterministic; }
   // True when value is inside the declared domain (int: min..max; else in values).
   bool in_domain(const std::string& value) const;
@@ -66,6 +70,9 @@ struct Manifest {
   const SwitchSpec* find_switch(const std::string& name) const;
   const SwitchSpec* find_env(const std::string& env) const;
   const SizeSpec* find_size(const std::string& workload, const std::string& size) const;
+  // The search space of a campaign on `workload`: a copy without the switches (and the
+  // kernel families of switches) that do not apply to it; raw is kept whole.
+  Manifest for_workload(const std::string& workload) const;
 };
 
 // Throws UsageError("manifest: switches[3].type: ...") on any violation.

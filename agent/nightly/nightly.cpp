@@ -354,11 +354,13 @@ CampaignOptions prepared(const NightlyOptions& in) {
 
 }  // namespace
 
-NightlyReport run_nightly(const NightlyOptions& in, const Manifest& manifest) {
+NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifest) {
   NightlyOptions opt = in;
   opt.campaign = prepared(in);
   opt.validate();
   CampaignOptions& c = opt.campaign;
+  // Only the switches that apply to the campaign's workload are searched (protocol §1).
+  const Manifest manifest = full_manifest.for_workload(c.workload);
   if (!manifest.find_size(c.workload, c.size)) {
     throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", c.workload, c.size));
   }

@@ -51,7 +51,9 @@ void CampaignOptions::validate() const {
   }
 }
 
-std::int64_t run_campaign(const CampaignOptions& in, const Manifest& manifest) {
+std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
+  // Only the switches that apply to this campaign's workload are searched (protocol §1).
+  const Manifest manifest = full_manifest.for_workload(in.workload);
   CampaignOptions opt = in;
   if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
   if (opt.plan.empty()) opt.plan = default_plan();

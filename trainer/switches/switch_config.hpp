@@ -29,4 +29,9 @@ std::map<std::string, std::string> sg_environment();
 // non-default value and unmet requires throw BadInputError naming the switch.
 Switches resolve_switches(const std::map<std::string, std::string>& env, const std::string& preset_path);
 
+// Throws BadInputError naming the switch when one set to a non-default value (or a kernel
+// family variable) does not apply to `workload` (SwitchSpec::workloads): a switch the
+// workload's code never reads would otherwise be silently ignored.
+void check_switches_apply(const Switches& sw, const std::string& workload);
+
 }  // namespace sg::trainer

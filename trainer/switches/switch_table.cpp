@@ -56,6 +56,7 @@ SwitchSpec flag(const char* name, Identity identity, Effect effect, std::vector<
   s.identity = identity;
   s.effect = effect;
   s.doc = std::move(doc);
+  s.workloads = {"wam"};
   s.apply = std::move(apply);
   s.unavailable_reason = std::move(unavailable);
   return s;
@@ -75,9 +76,18 @@ SwitchSpec integer(const char* name, int64_t min, int64_t max, std::vector<std::
   s.identity = identity;
   s.effect = effect;
   s.doc = std::move(doc);
+  s.workloads = {"wam"};
   s.apply = std::move(apply);
   return s;
 }
+
+// The workloads a switch applies to, when not only wam.
+SwitchSpec for_workloads(std::vector<std::string> workloads, SwitchSpec s) {
+  s.workloads = std::move(workloads);
+  return s;
+}
+const std::vector<std::string> kAllWorkloads = {"wam", "lm", "lm_osft"};
+const std::vector<std::string> kLmWorkloads = {"lm", "lm_osft"};
 
 std::vector<SwitchSpec> build_table() {
   using I = Identity;
@@ -126,15 +136,18 @@ std::vector<SwitchSpec> build_table() {
             "differently; efficient/flash/cudnn backward is not deterministic, so a run with them "
             "relaxes deterministic mode to warn-only (recorded in the fingerprint).";
     s.apply = to(&Switches::attn_backend);
+    s.workloads = kAllWorkloads;
     s.unavailable_reason = kCuda && kTorch2 && gpu_present()
                                ? ""
                                : "needs a GPU, a CUDA build and LibTorch >= 2.0 (only math runs here)";
     t.push_back(s);
   }
-  t.push_back(flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
-                   "Fused 3-D RoPE kernel (kernel family ROPE) with the float64 products and rounding "
-                   "steps of the reference rotation.",
-                   to(&Switches::fused_rope), kernel_reason("ROPE")));
+  t.push_back(for_workloads(kAllWorkloads,
+                            flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
+                                 "Fused RoPE kernel (kernel family ROPE) with the float64 products and rounding "
+                                 "steps of the reference rotation; table-driven, so it runs wam's 3-D RoPE and "
+                                 "lm's 1-D RoPE alike.",
+                                 to(&Switches::fused_rope), kernel_reason("ROPE"))));
   t.push_back(flag("FAST_CAT", I::kBitwise, E::kSpeed, {},
                    "Joint [video; action] q/k/v concatenation and attention-output split as one row-copy "
                    "kernel each (kernel family CAT).",
@@ -143,10 +156,23 @@ std::vector<SwitchSpec> build_table() {
                    "Fused AdaLN layer-norm + modulate and gated-residual chains keeping the op order "
                    "(kernel family ADALN).",
                    to(&Switches::fused_adaln), kernel_reason("ADALN")));
-  t.push_back(flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
-                   "Capture the training step in a CUDA graph and replay it.", to(&Switches::cuda_graphs),
-                   kCuda && gpu_present() ? "step capture is not implemented yet in speedgate-train"
-                                                   : cuda_only("graph capture")));
+  t.push_back(for_workloads(kAllWorkloads,
+                            flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
+                                 "Capture the training step (wam) or each decoder block with static shapes "
+                                 "(lm) in a CUDA graph and replay it.",
+                                 to(&Switches::cuda_graphs),
+                                 kCuda && gpu_present()
+                                     ? "graph capture is not implemented yet in speedgate-train (neither wam's "
+                                       "step nor lm's per-block capture)"
+                                     : cuda_only("graph capture"))));
+  // ---- lm packing ----
+  t.push_back(for_workloads(kLmWorkloads,
+                            flag("PAD_TO_8", I::kTolerance, E::kSpeed, {},
+                                 "Pad each packed lm batch to a multiple of 8 positions (instead of its longest "
+                                 "row) so GEMMs get tensor-core-friendly shapes. Padding is masked out of "
+                                 "attention and the loss, so the real tokens are the same; other shapes, so "
+                                 "rounding can differ.",
+                                 to(&Switches::pad_to_8))));
   // ---- VAE encode ----
   t.push_back(flag("VAE_FULLCLIP", I::kTolerance, E::kSpeed, {},
                    "Encode each clip in one pass instead of chunk by chunk (first frame, then 4-frame "
@@ -157,10 +183,13 @@ std::vector<SwitchSpec> build_table() {
                    "the default contiguous layout. Other conv algorithms, so rounding can differ.",
                    to(&Switches::vae_channels_last)));
   // ---- memory ----
-  t.push_back(integer("CKPT_LAYERS", -1, 64, {"-1", "0", "4", "8", "16"}, "-1", I::kBitwise, E::kMemory, {},
-                      "Activation checkpointing (recompute in backward) of the first k MoT layers; -1 (the "
-                      "default) checkpoints every layer, 0 none. Recompute reproduces the forward exactly.",
-                      to(&Switches::ckpt_layers)));
+  t.push_back(for_workloads(kAllWorkloads,
+                            integer("CKPT_LAYERS", -1, 64, {"-1", "0", "4", "8", "16"}, "-1", I::kBitwise,
+                                    E::kMemory, {},
+                                    "Activation checkpointing (recompute in backward) of the first k layers (wam: "
+                                    "MoT layers, lm: decoder blocks); -1 (the default) checkpoints every layer, 0 "
+                                    "none. Recompute reproduces the forward exactly.",
+                                    to(&Switches::ckpt_layers))));
   t.push_back(flag("MIXED_ATTN_CKPT", I::kBitwise, E::kMemory, {},
                    "In layers not checkpointed as a whole, checkpoint the joint [video; action] attention "
                    "(q/k/v projections through the output projections) on its own.",
@@ -178,14 +207,16 @@ std::vector<SwitchSpec> build_table() {
   t.push_back(flag("PIN_MEMORY", I::kBitwise, E::kSchedule, {},
                    "Loader workers allocate host batches in pinned memory so copies can be asynchronous.",
                    to(&Switches::pin_memory), cuda_only("pinned host memory")));
-  t.push_back(flag("ALLOC_EXPANDABLE", I::kBitwise, E::kMemory, {},
-                   "CUDA caching allocator with expandable segments (less fragmentation); set before the "
-                   "first CUDA allocation.",
-                   to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting")));
-  t.push_back(flag("NUMA_BIND", I::kBitwise, E::kSchedule, {},
-                   "Bind the process (training thread, loader workers) to the CPU cores of its GPU's NUMA "
-                   "node (the PCI device's local_cpulist) before any worker starts.",
-                   to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node")));
+  t.push_back(for_workloads(kAllWorkloads,
+                            flag("ALLOC_EXPANDABLE", I::kBitwise, E::kMemory, {},
+                                 "CUDA caching allocator with expandable segments (less fragmentation); set "
+                                 "before the first CUDA allocation.",
+                                 to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting"))));
+  t.push_back(for_workloads(kAllWorkloads,
+                            flag("NUMA_BIND", I::kBitwise, E::kSchedule, {},
+                                 "Bind the process (training thread, loader workers) to the CPU cores of its "
+                                 "GPU's NUMA node (the PCI device's local_cpulist) before any worker starts.",
+                                 to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node"))));
   return t;
 }
 

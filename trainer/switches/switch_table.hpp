@@ -28,12 +28,21 @@ struct SwitchSpec {
   Effect effect = Effect::kSpeed;
   bool deterministic = true;        // false: some non-default value has no deterministic kernel
   std::string doc;
+  // Workloads whose code reads this switch; a non-default value for any other workload
+  // is refused (exit 2). The table's helpers default to {"wam"}.
+  std::vector<std::string> workloads;
   // Empty when this build can run the switch; otherwise why not.
   std::string unavailable_reason;
   // Stores a validated value into Switches.
   std::function<void(Switches&, const std::string&)> apply;
 
   std::string env() const { return "SG_" + name; }
+  bool applies_to(const std::string& workload) const {
+    for (const auto& w : workloads) {
+      if (w == workload) return true;
+    }
+    return false;
+  }
 };
 
 const std::vector<SwitchSpec>& switch_table();

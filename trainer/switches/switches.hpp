@@ -23,6 +23,8 @@ struct Switches {
   bool fused_adaln = false;
   bool cuda_graphs = false;
   // VAE
+  // lm packing
+  bool pad_to_8 = false;
   bool vae_fullclip = false;
   bool vae_channels_last = false;
   // memory

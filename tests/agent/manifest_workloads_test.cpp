@@ -1,0 +1,68 @@
+// Per-switch "workloads" (protocol §1): parsed and validated, absent means every
+// workload, and a campaign's search space (Manifest::for_workload) holds only the
+// switches and kernel families that apply to its workload.
+#include <gtest/gtest.h>
+
+#include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
+#include "agent/manifest/config.hpp"
+#include "agent/manifest/manifest.hpp"
+
+namespace sg::agent {
+namespace {
+
+nlohmann::json two_workload_manifest() {
+  auto j = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
+  j["workloads"].push_back({{"name", "lm"}, {"sizes", {{{"name", "tiny"}, {"default_micro_batch", 2}}}}});
+  for (auto& s : j["switches"]) {
+    if (s["name"] == "A") s["workloads"] = {"wam"};
+    if (s["name"] == "B") s["workloads"] = {"lm"};
+    if (s["name"] == "C") s["workloads"] = {"wam", "lm"};
+  }
+  j["kernel_families"] = {{{"name", "ROPE"}, {"env", "SG_KERNEL_ROPE"}, {"switch", "A"},
+                           {"parameters", {{{"name", "threads"}, {"values", {"64", "128"}}}}},
+                           {"variants", {"plain_aten"}}, {"available", true}}};
+  return j;
+}
+
+TEST(ManifestWorkloads, ParsedAndAbsentMeansEvery) {
+  const Manifest m = parse_manifest(two_workload_manifest());
+  EXPECT_EQ(m.find_switch("A")->workloads, (std::vector<std::string>{"wam"}));
+  EXPECT_TRUE(m.find_switch("A")->applies_to("wam"));
+  EXPECT_FALSE(m.find_switch("A")->applies_to("lm"));
+  EXPECT_TRUE(m.find_switch("MEM")->workloads.empty());
+  EXPECT_TRUE(m.find_switch("MEM")->applies_to("lm")) << "no field: every workload (backward compatible)";
+}
+
+TEST(ManifestWorkloads, ForWorkloadKeepsOnlyApplicableSwitchesAndFamilies) {
+  const Manifest m = parse_manifest(two_workload_manifest());
+  const Manifest lm = m.for_workload("lm");
+  EXPECT_EQ(lm.find_switch("A"), nullptr);
+  EXPECT_NE(lm.find_switch("B"), nullptr);
+  EXPECT_NE(lm.find_switch("C"), nullptr);
+  EXPECT_NE(lm.find_switch("MEM"), nullptr);
+  EXPECT_TRUE(lm.kernel_families.empty()) << "ROPE's switch A does not apply to lm";
+  EXPECT_EQ(lm.raw, m.raw) << "the stored manifest stays whole";
+  EXPECT_FALSE(validate_config({{"A", "1"}}, lm).empty()) << "a wam switch is no candidate of an lm campaign";
+  const Manifest wam = m.for_workload("wam");
+  EXPECT_EQ(wam.find_switch("B"), nullptr);
+  EXPECT_EQ(wam.kernel_families.size(), 1u);
+}
+
+TEST(ManifestWorkloads, UnknownOrEmptyWorkloadListIsRejected) {
+  auto j = two_workload_manifest();
+  j["switches"][0]["workloads"] = {"video"};
+  try {
+    parse_manifest(j);
+    FAIL() << "accepted an unknown workload";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'video' is not a workload"), std::string::npos) << e.what();
+  }
+  j["switches"][0]["workloads"] = nlohmann::json::array();
+  EXPECT_THROW(parse_manifest(j), UsageError);
+  j["switches"][0]["workloads"] = "wam";
+  EXPECT_THROW(parse_manifest(j), UsageError);
+}
+
+}  // namespace
+}  // namespace sg::agent

@@ -1,0 +1,56 @@
+// End-to-end: a small campaign on the real speedgate-train's lm workload (tiny, CPU):
+// the baseline repeats bitwise, only switches that apply to lm are tried, and presets
+// are emitted. Skipped when the trainer was not built.
+#include <cstdlib>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "agent/manifest/config.hpp"
+#include "agent/runner/describe.hpp"
+#include "agent/store/store.hpp"
+#include "test_util.hpp"
+
+namespace sg::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lm_trainer() {
+  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
+  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
+}
+
+TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
+  if (!fs::exists(lm_trainer())) GTEST_SKIP() << lm_trainer() << " not built";
+  std::string dir = test::make_temp_dir("real_lm");
+  auto r = test::run_speedgate({"tune", "--workload", "lm", "--size", "tiny", "--db", "results/sg.db", "--trainer",
+                                lm_trainer(), "--steps", "2", "--screen-steps", "1", "--seeds", "0,1000",
+                                "--repeats", "1", "--plan", "screen", "--budget-trials", "8",
+                                "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
+                               dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["campaign"]["deterministic"], true) << "CPU: the lm baseline must repeat bitwise";
+  ASSERT_TRUE(j["baseline"].is_object());
+  EXPECT_EQ(j["baseline"]["disposition"], "accepted");
+  EXPECT_TRUE(fs::exists(dir + "/presets/fast.env"));
+  const Manifest m = describe_trainer(lm_trainer());
+  Store s(dir + "/results/sg.db", /*read_only=*/true);
+  auto camp = s.latest_campaign(/*unfinished_only=*/false, "lm", "tiny");
+  ASSERT_TRUE(camp.has_value());
+  int tried = 0;
+  for (const auto& e : s.evaluations(camp->id)) {
+    for (const auto& [name, value] : config_from_key(e.config_key)) {
+      const SwitchSpec* spec = m.find_switch(name);
+      ASSERT_NE(spec, nullptr) << name;
+      EXPECT_TRUE(spec->applies_to("lm")) << name << " is not an lm switch";
+      ++tried;
+    }
+  }
+  EXPECT_GT(tried, 0) << "the screen tried no switch";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sg::agent

@@ -1,0 +1,110 @@
+// CUDA identity checks of the lm workload (label gpu): lm small on the GPU (bf16 autocast)
+// repeats bitwise, every available switch that applies to lm is bitwise (or, tolerance
+// class, finite and close) against the default, and lm_osft runs. CUDA_GRAPHS is
+// covered here automatically once it becomes available.
+#include "trainer/switches/switch_table.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace sg::trainer {
+namespace {
+
+struct LmRun {
+  int exit_code = -1;
+  std::string err;
+  nlohmann::json result;
+};
+
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+LmRun run_lm(const std::string& workload, const std::map<std::string, std::string>& env) {
+  static int n = 0;
+  const std::string tag = "/tmp/sg_gpu_lm_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
+  std::string cmd = "env";
+  for (const auto& [k, v] : env) cmd += " " + k + "=" + v;
+  cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload " + workload +
+         " --size small --steps 4 --seed 0 --micro-batch 4 --grad-accum 2 --warmup-steps 1 --eval-batches 1 --result " +
+         tag + ".json 2>" + tag + ".err";
+  const int status = std::system(cmd.c_str());
+  LmRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = slurp_file(tag + ".err");
+  const auto text = slurp_file(tag + ".json");
+  if (!text.empty()) r.result = nlohmann::json::parse(text);
+  return r;
+}
+
+const LmRun& lm_baseline() {
+  static const LmRun r = run_lm("lm", {});
+  return r;
+}
+
+TEST(GpuLmIdentity, BaselineIsDeterministic) {
+  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().err;
+  EXPECT_EQ(lm_baseline().result["fingerprint"]["device"], "cuda");
+  const auto again = run_lm("lm", {});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(lm_baseline().result["param_digest"], again.result["param_digest"]);
+  EXPECT_EQ(lm_baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
+}
+
+TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
+  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().err;
+  const auto& base = lm_baseline().result;
+  for (const auto& s : switch_table()) {
+    if (!s.unavailable_reason.empty() || !s.applies_to("lm")) continue;
+    for (const auto& v : s.values) {
+      if (v == s.default_value) continue;
+      std::map<std::string, std::string> env{{s.env(), v}};
+      for (const auto& req : s.requires) env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+      const auto r = run_lm("lm", env);
+      const std::string label = s.env() + "=" + v;
+      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.err;
+      const auto& a = base["step_records"];
+      const auto& b = r.result["step_records"];
+      ASSERT_EQ(a.size(), b.size()) << label;
+      if (s.identity == Identity::kBitwise && s.deterministic) {
+        for (size_t i = 0; i < a.size(); ++i) {
+          EXPECT_EQ(a[i]["loss_bits"], b[i]["loss_bits"]) << label << " step " << i;
+          EXPECT_EQ(a[i]["grad_norm_bits"], b[i]["grad_norm_bits"]) << label << " step " << i;
+        }
+        EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
+        EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
+      } else {
+        for (size_t i = 0; i < a.size(); ++i) {
+          const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+          EXPECT_TRUE(std::isfinite(lb)) << label;
+          EXPECT_NEAR(lb / la, 1.0, 2e-2) << label << " step " << i;  // bf16 autocast rounding
+        }
+        EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"]) << label;
+      }
+    }
+  }
+}
+
+TEST(GpuLmIdentity, OsftRunsAndRepeats) {
+  const auto a = run_lm("lm_osft", {});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto b = run_lm("lm_osft", {});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]);
+}
+
+}  // namespace
+}  // namespace sg::trainer

@@ -1,0 +1,22 @@
+// Optimizer helpers shared by training loops: global-norm gradient clipping and a
+// byte-exact digest of AdamW's state (step, exp_avg, exp_avg_sq per parameter, in the
+// canonical parameter order). The lm loop uses them; the wam loop (train_loop.cpp) still
+// has its own copies, to be switched over once the concurrent edits there land.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sg::trainer {
+
+// Global L2 norm of all gradients (float32), then scales them by min(1, max / norm).
+float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
+
+// Digest of the optimizer state; *bytes gets the bytes of exp_avg and exp_avg_sq.
+std::string optimizer_digest(const torch::optim::AdamW& optim,
+                             const std::vector<std::pair<std::string, at::Tensor>>& named, int64_t* bytes);
+
+}  // namespace sg::trainer
