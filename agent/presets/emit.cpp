@@ -61,7 +61,8 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     throw UsageError(campaign_id ? fmt::format("no campaign {} in the database", *campaign_id)
                                  : std::string("the database has no campaign; run `speedgate tune` first"));
   }
-  Manifest manifest = parse_manifest(camp->manifest);
+  // The campaign searched only its workload's switches; the README lists those.
+  Manifest manifest = parse_manifest(camp->manifest).for_workload(camp->workload);
   const int full_steps = camp->options.value("steps", 0);
   std::vector<EvaluationRow> evals = store.evaluations(camp->id);
   std::vector<FrontierPoint> pts;
