@@ -1,5 +1,7 @@
 #include "agent/manifest/manifest.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <set>
 
 #include "agent/common/errors.hpp"
@@ -35,6 +37,36 @@ std::vector<std::string> string_list(const json& o, const std::string& key, cons
     out.push_back(v.get<std::string>());
   }
   return out;
+}
+
+// Optional typed fields: absent gives the default; present with the wrong type, or
+// an integer outside the target type, is an error naming the field (never a
+// nlohmann type_error, never a silent truncation).
+std::int64_t opt_int64(const json& o, const std::string& key, std::int64_t def, const std::string& where) {
+  if (!o.contains(key)) return def;
+  const json& v = o[key];
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX)) {
+    bad(where + "." + key, "not an integer");
+  }
+  return v.get<std::int64_t>();
+}
+
+int opt_int(const json& o, const std::string& key, int def, const std::string& where) {
+  std::int64_t v = opt_int64(o, key, def, where);
+  if (v < INT_MIN || v > INT_MAX) bad(where + "." + key, "integer out of range");
+  return static_cast<int>(v);
+}
+
+double opt_number(const json& o, const std::string& key, double def, const std::string& where) {
+  if (!o.contains(key)) return def;
+  if (!o[key].is_number()) bad(where + "." + key, "not a number");
+  return o[key].get<double>();
+}
+
+bool opt_bool(const json& o, const std::string& key, bool def, const std::string& where) {
+  if (!o.contains(key)) return def;
+  if (!o[key].is_boolean()) bad(where + "." + key, "not true or false");
+  return o[key].get<bool>();
 }
 
 bool is_name(const std::string& s) {
@@ -83,10 +115,10 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
   if (s.identity != "bitwise" && s.identity != "tolerance") bad(where + ".identity", "'" + s.identity + "' is not bitwise|tolerance");
   s.effect = req_string(o, "effect", where);
   if (s.effect != "speed" && s.effect != "memory" && s.effect != "schedule") bad(where + ".effect", "'" + s.effect + "' is not speed|memory|schedule");
-  s.available = o.value("available", true);
+  s.available = opt_bool(o, "available", true, where);
   s.unavailable_reason = opt_string(o, "unavailable_reason");
   s.doc = opt_string(o, "doc");
-  s.deterministic = o.contains("deterministic") && o["deterministic"].is_boolean() ? o["deterministic"].get<bool>() : true;
+  s.deterministic = opt_bool(o, "deterministic", true, where);
   if (s.type == "bool") {
     if (s.values != std::vector<std::string>{"0", "1"}) bad(where + ".values", "a bool switch has values [\"0\",\"1\"]");
   }
@@ -94,8 +126,8 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
     if (!o.contains("min") || !o["min"].is_number_integer() || !o.contains("max") || !o["max"].is_number_integer()) {
       bad(where, "an int switch needs integer min and max");
     }
-    s.min = o["min"].get<std::int64_t>();
-    s.max = o["max"].get<std::int64_t>();
+    s.min = opt_int64(o, "min", 0, where);
+    s.max = opt_int64(o, "max", 0, where);
     if (s.min > s.max) bad(where, "min > max");
   }
   if (s.values.empty()) bad(where + ".values", "empty");
@@ -163,7 +195,7 @@ Manifest parse_manifest(const json& j) {
   Manifest m;
   m.raw = j;
   if (!j.contains("protocol") || !j["protocol"].is_number_integer()) bad("protocol", "missing");
-  m.protocol = j["protocol"].get<int>();
+  m.protocol = opt_int(j, "protocol", 0, "(root)");
   if (m.protocol != 1) bad("protocol", "version " + std::to_string(m.protocol) + " is not supported (this controller speaks 1)");
   m.trainer = opt_string(j, "trainer");
   m.version = opt_string(j, "version");
@@ -180,11 +212,12 @@ Manifest parse_manifest(const json& j) {
       std::string sw = where + ".sizes[" + std::to_string(k) + "]";
       SizeSpec sz;
       sz.name = req_string(s, "name", sw);
-      sz.trainable_params = s.value("trainable_params", std::int64_t{0});
-      sz.frozen_params = s.value("frozen_params", std::int64_t{0});
-      sz.model_flops_per_sample = s.value("model_flops_per_sample", 0.0);
-      sz.tokens_per_sample = s.value("tokens_per_sample", 0.0);
-      sz.default_micro_batch = s.value("default_micro_batch", 1);
+      if (!s.is_object()) bad(sw, "not an object");
+      sz.trainable_params = opt_int64(s, "trainable_params", 0, sw);
+      sz.frozen_params = opt_int64(s, "frozen_params", 0, sw);
+      sz.model_flops_per_sample = opt_number(s, "model_flops_per_sample", 0.0, sw);
+      sz.tokens_per_sample = opt_number(s, "tokens_per_sample", 0.0, sw);
+      sz.default_micro_batch = opt_int(s, "default_micro_batch", 1, sw);
       if (sz.default_micro_batch < 1) bad(sw + ".default_micro_batch", "must be >= 1");
       sizes.push_back(sz);
     }
@@ -223,7 +256,7 @@ Manifest Manifest::for_workload(const std::string& workload) const {
       kf.name = req_string(f, "name", where);
       kf.env = req_string(f, "env", where);
       kf.switch_name = opt_string(f, "switch");
-      kf.available = f.value("available", false);
+      kf.available = opt_bool(f, "available", false, where);
       kf.unavailable_reason = opt_string(f, "unavailable_reason");
       kf.constraints = string_list(f, "constraints", where, false);
       kf.variants = string_list(f, "variants", where, false);

@@ -1,6 +1,7 @@
 #include "agent/runner/result.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <functional>
 
@@ -32,7 +33,16 @@ double number(const json& o, const char* key) {
 int integer(const json& o, const char* key) {
   const json& v = field(o, key);
   if (!v.is_number_integer()) throw Invalid{std::string("field '") + key + "' is not an integer"};
-  return v.get<int>();
+  // Range-checked: a 2^40 must not wrap into a plausible seed or protocol number.
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
+                             : (v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)) {
+    throw Invalid{std::string("field '") + key + "' is out of range"};
+  }
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+int optional_integer(const json& o, const char* key, int def) {
+  return o.is_object() && o.contains(key) ? integer(o, key) : def;
 }
 
 std::string string(const json& o, const char* key) {
@@ -72,8 +82,8 @@ TrialResult parse(const json& j) {
   r.seed = integer(j, "seed");
   r.steps = integer(j, "steps");
   r.micro_batch = integer(j, "micro_batch");
-  r.grad_accum = j.value("grad_accum", 1);
-  r.world_size = j.value("world_size", 1);
+  r.grad_accum = optional_integer(j, "grad_accum", 1);
+  r.world_size = optional_integer(j, "world_size", 1);
   const json& steps = field(j, "step_records");
   if (!steps.is_array() || steps.empty()) throw Invalid{"step_records is empty"};
   for (const auto& s : steps) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 
 namespace sg::agent {
@@ -102,6 +103,45 @@ TEST(Manifest, RejectsBadFieldsByName) {
   j = nlohmann::json::parse(base);
   j["switches"].push_back(j["switches"][0]);
   EXPECT_NE(bad(j.dump()).find("duplicate"), std::string::npos);
+}
+
+// Regression (found through fuzz/manifest_fuzz.cpp): optional fields of the wrong type
+// escaped as nlohmann type_errors, 1e30 as an int was undefined behaviour, and a
+// protocol of 2^32+1 wrapped to 1 and was accepted.
+TEST(Manifest, WrongTypesAndHugeIntegersNameTheField) {
+  auto bad = [](const nlohmann::json& j) {
+    try {
+      parse_manifest(j);
+      return std::string("<valid>");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  const auto base = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
+  auto j = base;
+  j["workloads"][0]["sizes"][0]["default_micro_batch"] = "x";
+  EXPECT_NE(bad(j).find("workloads[0].sizes[0].default_micro_batch: not an integer"), std::string::npos) << bad(j);
+  j = base;
+  j["workloads"][0]["sizes"][0]["default_micro_batch"] = 1e30;
+  EXPECT_NE(bad(j).find("default_micro_batch: not an integer"), std::string::npos) << bad(j);
+  j = base;
+  j["workloads"][0]["sizes"][0]["default_micro_batch"] = std::int64_t{1} << 40;
+  EXPECT_NE(bad(j).find("default_micro_batch: integer out of range"), std::string::npos) << bad(j);
+  j = base;
+  j["workloads"][0]["sizes"][0]["trainable_params"] = "many";
+  EXPECT_NE(bad(j).find("trainable_params"), std::string::npos) << bad(j);
+  j = base;
+  j["switches"][0]["available"] = "yes";
+  EXPECT_NE(bad(j).find("switches[0].available: not true or false"), std::string::npos) << bad(j);
+  j = base;
+  j["switches"][0]["deterministic"] = 1;
+  EXPECT_NE(bad(j).find("switches[0].deterministic"), std::string::npos) << bad(j);
+  j = base;
+  j["protocol"] = (std::int64_t{1} << 32) + 1;
+  EXPECT_NE(bad(j).find("protocol"), std::string::npos) << bad(j);
+  j = base;
+  j["switches"][4]["max"] = std::uint64_t{1} << 63;
+  EXPECT_NE(bad(j).find("switches[4].max: not an integer"), std::string::npos) << bad(j);
 }
 
 TEST(Manifest, NonDeterministicSwitchIsNotBitwise) {

@@ -107,7 +107,7 @@ TEST_F(RunnerTest, BadResultFilesAreInvalidResult) {
 TEST_F(RunnerTest, MegabytesOfOutputAreDrainedToTheLog) {
   TrialOutcome o = run("big_output");
   EXPECT_FALSE(o.failure) << o.reason;
-  EXPECT_GE(std::filesystem::file_size(o.stdout_log), 2u << 20);
+  EXPECT_GE(std::filesystem::file_size(o.stdout_log), 10u << 20);
   EXPECT_EQ(o.process.stdout_bytes, std::filesystem::file_size(o.stdout_log));
 }
 
@@ -145,6 +145,18 @@ TEST_F(RunnerTest, MissingTrainerIsCrashNotException) {
   EXPECT_FALSE(o.process.started);
 }
 
+TEST_F(RunnerTest, NonExecutableTrainerIsCrashNotException) {
+  TrialRequest r;
+  r.trainer = dir + "/not-executable";
+  write_file_atomic(r.trainer, "#!/bin/sh\nexit 0\n");
+  std::filesystem::permissions(r.trainer, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  r.dir = dir + "/t";
+  TrialOutcome o = run_trial(r);
+  EXPECT_EQ(o.failure, Disposition::crash);
+  EXPECT_FALSE(o.process.started);
+  EXPECT_FALSE(o.reason.empty());
+}
+
 TEST(DecodeOutcome, Table) {
   std::string why;
   ProcessOutcome p;
@@ -174,6 +186,29 @@ TEST(ResultParse, RejectsWrongShapes) {
   auto oom = parse_result_text("{\"protocol\": 1, \"status\": \"oom\", \"error\": \"x\"}");
   ASSERT_TRUE(oom.result);
   EXPECT_EQ(oom.result->status, "oom");
+}
+
+// Regression (found through fuzz/result_fuzz.cpp): grad_accum 1e30 was converted to
+// int (undefined behaviour), and integers past INT_MAX wrapped: a protocol of 2^32+1
+// read as 1, a seed of 2^40 as 0.
+TEST(ResultParse, IntegersAreRangeCheckedNeverWrapped) {
+  const auto ok = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
+  ASSERT_TRUE(parse_result_text(ok.dump()).result) << parse_result_text(ok.dump()).error;
+  auto j = ok;
+  j["grad_accum"] = 1e30;
+  EXPECT_NE(parse_result_text(j.dump()).error.find("grad_accum"), std::string::npos);
+  j = ok;
+  j["grad_accum"] = "2";
+  EXPECT_NE(parse_result_text(j.dump()).error.find("grad_accum"), std::string::npos);
+  j = ok;
+  j["protocol"] = (std::int64_t{1} << 32) + 1;
+  EXPECT_NE(parse_result_text(j.dump()).error.find("protocol"), std::string::npos);
+  j = ok;
+  j["seed"] = std::int64_t{1} << 40;
+  EXPECT_NE(parse_result_text(j.dump()).error.find("seed"), std::string::npos);
+  j = ok;
+  j["steps"] = std::uint64_t{1} << 63;
+  EXPECT_NE(parse_result_text(j.dump()).error.find("steps"), std::string::npos);
 }
 
 }  // namespace

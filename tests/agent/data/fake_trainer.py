@@ -13,7 +13,9 @@ Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
 hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
 big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
 FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ;
-FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH.
+FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH;
+FAKE_FAULT_IF=SWITCH=VALUE:FAULT[,...] injects FAULT only into runs with that switch
+value (a campaign whose baseline is healthy meets the fault mid-search).
 """
 import hashlib
 import json
@@ -153,6 +155,11 @@ def run(argv):
     ga = int(a["--grad-accum"])
     result, hb = a["--result"], a["--heartbeat"]
     fault = os.environ.get("FAKE_FAULT", "")
+    for rule in filter(None, os.environ.get("FAKE_FAULT_IF", "").split(",")):
+        cond, what = rule.split(":", 1)
+        name, value = cond.split("=", 1)
+        if cfg.get(name) == value:
+            fault = what
     sleep = float(os.environ.get("FAKE_STEP_SLEEP", "0"))
 
     def heartbeat(step):
@@ -170,7 +177,7 @@ def run(argv):
                 heartbeat(-1)
     if fault == "big_output":
         chunk = "x" * 1023 + "\n"
-        for _ in range(2 * 1024):
+        for _ in range(10 * 1024):  # 10 MiB: far more than any pipe buffer
             sys.stdout.write(chunk)
         sys.stdout.flush()
     if fault == "sigkill":
