@@ -5,7 +5,8 @@
 // Bandwidth is the op's minimal traffic (read inputs, write outputs once) over the median
 // time, also as a fraction of the measured device-to-device copy rate. Measures; never
 // asserts. Prints a Markdown table (commit it under benchmarks/results/ with the GPU,
-// date and commit).
+// date and commit). `--json PATH` also writes every row as JSON: the exhaustive sweep
+// that speedgate-variant-gap compares a campaign's chosen variants against.
 #include "kernels/ops/kernel_ops.hpp"
 #include "kernels/reference/reference_ops.hpp"
 #include "kernels/registry/families.hpp"
@@ -18,6 +19,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -98,6 +101,16 @@ struct Row {
 };
 
 double copy_bytes_per_s = 0;
+// JSON objects of the ops measured so far (for --json).
+std::vector<std::string> json_ops;
+
+std::string json_params(const ParamValues* p) {
+  std::string s = "{";
+  if (p != nullptr) {
+    for (const auto& [k, v] : *p) s += (s.size() > 1 ? ", \"" : "\"") + k + "\": " + std::to_string(v);
+  }
+  return s + "}";
+}
 
 void print(const std::vector<Row>& rows) {
   const double plain_fwd = rows.front().fwd_ms, plain_fb = rows.front().fwdbwd_ms;
@@ -136,10 +149,21 @@ void bench_op(const std::string& op, const std::string& family_name, const std::
   };
   const auto [pf, pb] = measure(nullptr);
   rows.push_back({op, "plain_aten", "-", pf, pb, bytes});
+  std::string js = "{\"op\": \"" + op + "\", \"family\": \"" + family_name + "\", \"bytes\": " +
+                   std::to_string(bytes) + ", \"rows\": [";
+  auto json_row = [&](const char* variant, const ParamValues* p, double f, double b) {
+    char times[96];
+    std::snprintf(times, sizeof times, "\"fwd_us\": %.3f, \"fwdbwd_us\": %.3f", f * 1e3, b * 1e3);
+    js += std::string(js.back() == '[' ? "" : ", ") + "{\"variant\": \"" + variant + "\", \"params\": " +
+          json_params(p) + ", " + times + "}";
+  };
+  json_row("plain_aten", nullptr, pf, pb);
   for (const auto& p : legal_params(sg::kernels::family(family_name))) {
     const auto [f, b] = measure(&p);
     rows.push_back({op, "fused_cuda", str(p), f, b, bytes});
+    json_row("fused_cuda", &p, f, b);
   }
+  json_ops.push_back(js + "]}");
   print(rows);
   auto best = std::min_element(rows.begin() + 1, rows.end(),
                                [](const Row& a, const Row& b) { return a.fwdbwd_ms < b.fwdbwd_ms; });
@@ -150,8 +174,29 @@ void bench_op(const std::string& op, const std::string& family_name, const std::
 
 }  // namespace
 
-int main() {
+// {"gpu", "sm_count", "copy_gbps", "shape": {workload, size, micro_batch}, "ops": [...]}.
+bool write_json(const std::string& path, const cudaDeviceProp& prop) {
+  std::ofstream out(path + ".tmp");
+  out << "{\"tool\": \"speedgate-kernels-bench\", \"gpu\": \"" << prop.name << "\", \"sm_count\": "
+      << prop.multiProcessorCount << ", \"copy_gbps\": " << copy_bytes_per_s / 1e9
+      << ", \"shape\": {\"workload\": \"wam\", \"size\": \"base\", \"micro_batch\": 8}, \"ops\": [\n";
+  for (size_t i = 0; i < json_ops.size(); ++i) out << "  " << json_ops[i] << (i + 1 < json_ops.size() ? ",\n" : "\n");
+  out << "]}\n";
+  out.close();
+  return out.good() && std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
+
+int main(int argc, char** argv) {
   using namespace sg::kernels;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: speedgate-kernels-bench [--json PATH]\n");
+      return 2;
+    }
+  }
   if (!at::cuda::is_available() || fused_rope() == nullptr) {
     std::fprintf(stderr, "speedgate-kernels-bench: needs a CUDA device and a CUDA build\n");
     return 2;
@@ -236,6 +281,32 @@ int main() {
                                                 : plain_adaln().gated_residual(in[0], in[1], in[2], {})};
              },
              bytes);
+  }
+  // QKNORM: the q/k RMSNorm of bf16 linear outputs under bf16 autocast -> float32, alone
+  // (action and cross-attention q/k) and followed by the rotation (video q/k, whose plain
+  // path is the plain RMSNorm then the plain float64 RoPE).
+  for (bool rope : {false, true}) {
+    auto table = rope3d_table(5, 16, 16, hd, 10000.0, at::kCUDA);
+    std::vector<std::vector<at::Tensor>> sets;
+    for (int i = 0; i < kInputSets; ++i) {
+      sets.push_back({at::randn({b, tv, dv}, cuda).to(at::kBFloat16), at::randn({dv}, cuda)});
+    }
+    const double bytes = double(b) * tv * dv * (2 + 4);
+    bench_op(rope ? "qknorm+rope bf16 autocast" : "qknorm bf16 autocast", "QKNORM", sets,
+             [&](const std::vector<at::Tensor>& in, const ParamValues* p) {
+               at::autocast::set_autocast_enabled(at::kCUDA, true);
+               at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+               QkNormArgs args{in[0], in[1], 1e-6, rope ? table : at::Tensor(), heads};
+               auto out = p ? fused_qk_norm()->run(args, *p) : plain_qk_norm().run(args, {});
+               at::autocast::set_autocast_enabled(at::kCUDA, false);
+               at::autocast::clear_cache();
+               return std::vector<at::Tensor>{out};
+             },
+             bytes);
+  }
+  if (!json_path.empty() && !write_json(json_path, *prop)) {
+    std::fprintf(stderr, "speedgate-kernels-bench: cannot write %s\n", json_path.c_str());
+    return 2;
   }
   return 0;
 }

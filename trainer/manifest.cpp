@@ -79,6 +79,11 @@ nlohmann::json build_manifest() {
     }
     std::vector<std::string> constraints;
     for (const auto& c : f.constraints) constraints.push_back(c.text);
+    // The fused variant's parameters when SG_KERNEL_<FAMILY> is unset ("threads=128,vec=2").
+    std::string defaults;
+    for (const auto& [name, value] : f.defaults) {
+      defaults += (defaults.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    }
     // A family is usable only where its switch is (e.g. a CUDA build without a GPU).
     const SwitchSpec* sw = find_switch(f.switch_name);
     const std::string reason = sw == nullptr ? "" : sw->unavailable_reason;
@@ -88,6 +93,7 @@ nlohmann::json build_manifest() {
                         {"parameters", params},
                         {"constraints", constraints},
                         {"variants", f.variants},
+                        {"defaults", defaults},
                         {"available", f.available && reason.empty()},
                         {"unavailable_reason", f.available ? reason : f.unavailable_reason}});
   }

@@ -1,7 +1,8 @@
 // Fused AdaLN chains, forward and backward, one pass each over [B, S, C] rows: the
 // modulation normed * (1 + scale) + shift and the gated residual x + y * gate. Each
-// thread handles `vec` elements strided by the block size (coalesced); the per-batch
-// [1, C] modulation vectors are read through the cache. Per-element math and rounding
+// thread handles `vec` packs of `pack` consecutive elements (pack 4: one 16-byte float /
+// 8-byte bf16 access per operand), packs strided by the block size (coalesced); the
+// per-batch [1, C] modulation vectors are read through the cache. Per-element math and rounding
 // are those of the reference ops (fused_math.hpp); reductions stay in ATen (adaln_fused.cpp).
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 namespace sg::kernels::cuda {
 namespace {
@@ -32,64 +34,115 @@ struct Launch {
   dim3 grid, block;
 };
 
-Launch plan(int64_t n, int64_t threads, int64_t vec) {
-  TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4), "adaln: bad params");
-  const int64_t blocks = (n + threads * vec - 1) / (threads * vec);
+// pack: consecutive elements per access (1, or 4 with vector loads, see pack_for).
+Launch plan(int64_t n, int64_t threads, int64_t vec, int64_t pack) {
+  TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4) && (pack == 1 || pack == 4),
+              "adaln: bad params");
+  const int64_t per_block = threads * vec * pack;
+  const int64_t blocks = (n + per_block - 1) / per_block;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many blocks");
   return {n, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads))};
 }
 
-#define SG_ADALN_ELEMENTS(kVec)                                                         \
+// kPack consecutive elements, loaded and stored as one aligned access (16 bytes for 4
+// floats, 8 for 4 bf16) when kPack > 1.
+template <typename T, int kPack>
+struct alignas(sizeof(T) * kPack) Pack {
+  T v[kPack];
+};
+template <int kPack, typename T, typename I>
+__device__ inline Pack<T, kPack> load(const T* __restrict__ p, I i) {
+  return *reinterpret_cast<const Pack<T, kPack>*>(p + i);
+}
+template <int kPack, typename T, typename I>
+__device__ inline void store(T* __restrict__ p, I i, const Pack<T, kPack>& v) {
+  *reinterpret_cast<Pack<T, kPack>*>(p + i) = v;
+}
+
+// i: the first element of each of the thread's kVec packs (packs strided by the block
+// size, so a warp's accesses are contiguous). With kPack > 1, n and C are multiples of
+// kPack: a pack never straddles a row.
+#define SG_ADALN_PACKS(kVec, kPack)                                                       \
   const I base = static_cast<I>(blockIdx.x) * blockDim.x * kVec + threadIdx.x;             \
   _Pragma("unroll") for (int k = 0; k < kVec; ++k)                                      \
-    if (const I i = base + static_cast<I>(k) * blockDim.x; i < n)
+    if (const I i = (base + static_cast<I>(k) * blockDim.x) * kPack; i < n)
 
-template <typename TN, int kVec, typename I>
+template <typename TN, int kVec, int kPack, typename I>
 __global__ void modulate_fwd_kernel(const TN* __restrict__ normed, const float* __restrict__ scale,
                                     const float* __restrict__ shift, float* __restrict__ out, I n,
                                     ModIndex<I> mi, I scale_stride, I shift_stride) {
-  SG_ADALN_ELEMENTS(kVec) {
-    out[i] = fm::modulate_forward(fm::to_float(normed[i]), __ldg(&scale[mi(i, scale_stride)]),
-                                  __ldg(&shift[mi(i, shift_stride)]));
+  SG_ADALN_PACKS(kVec, kPack) {
+    const auto x = load<kPack>(normed, i);
+    const auto sc = load<kPack>(scale, mi(i, scale_stride));
+    const auto sh = load<kPack>(shift, mi(i, shift_stride));
+    Pack<float, kPack> o;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) o.v[e] = fm::modulate_forward(fm::to_float(x.v[e]), sc.v[e], sh.v[e]);
+    store<kPack>(out, i, o);
   }
 }
 
-template <typename TN, int kVec, typename I>
+template <typename TN, int kVec, int kPack, typename I>
 __global__ void modulate_bwd_kernel(const float* __restrict__ grad, const TN* __restrict__ normed,
                                     const float* __restrict__ scale, TN* __restrict__ g_normed,
                                     float* __restrict__ g_scale_elem, I n, ModIndex<I> mi, I scale_stride) {
-  SG_ADALN_ELEMENTS(kVec) {
-    float gn, gs;
-    fm::modulate_backward(grad[i], fm::to_float(normed[i]), __ldg(&scale[mi(i, scale_stride)]), gn, gs);
-    g_normed[i] = fm::from_float<TN>(gn);
-    g_scale_elem[i] = gs;
+  SG_ADALN_PACKS(kVec, kPack) {
+    const auto g = load<kPack>(grad, i);
+    const auto x = load<kPack>(normed, i);
+    const auto sc = load<kPack>(scale, mi(i, scale_stride));
+    Pack<TN, kPack> gn;
+    Pack<float, kPack> gs;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) {
+      float gnf;
+      fm::modulate_backward(g.v[e], fm::to_float(x.v[e]), sc.v[e], gnf, gs.v[e]);
+      gn.v[e] = fm::from_float<TN>(gnf);
+    }
+    store<kPack>(g_normed, i, gn);
+    store<kPack>(g_scale_elem, i, gs);
   }
 }
 
-template <typename TX, typename TY, int kVec, typename I>
+template <typename TX, typename TY, int kVec, int kPack, typename I>
 __global__ void gated_fwd_kernel(const TX* __restrict__ x, const TY* __restrict__ y, const float* __restrict__ gate,
                                  float* __restrict__ out, I n, ModIndex<I> mi, I gate_stride) {
-  SG_ADALN_ELEMENTS(kVec) {
-    out[i] = fm::gated_forward(fm::to_float(x[i]), fm::to_float(y[i]), __ldg(&gate[mi(i, gate_stride)]));
+  SG_ADALN_PACKS(kVec, kPack) {
+    const auto xv = load<kPack>(x, i);
+    const auto yv = load<kPack>(y, i);
+    const auto gv = load<kPack>(gate, mi(i, gate_stride));
+    Pack<float, kPack> o;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) o.v[e] = fm::gated_forward(fm::to_float(xv.v[e]), fm::to_float(yv.v[e]), gv.v[e]);
+    store<kPack>(out, i, o);
   }
 }
 
 // g_x is written only when x is not float32 (otherwise the grad itself is x's grad).
-template <typename TX, typename TY, int kVec, typename I>
+template <typename TX, typename TY, int kVec, int kPack, typename I>
 __global__ void gated_bwd_kernel(const float* __restrict__ grad, const TY* __restrict__ y,
                                  const float* __restrict__ gate, TX* __restrict__ g_x, TY* __restrict__ g_y,
                                  float* __restrict__ g_gate_elem, I n, ModIndex<I> mi, I gate_stride) {
-  SG_ADALN_ELEMENTS(kVec) {
-    const float g = grad[i];
-    float gy, gg;
-    fm::gated_backward(g, fm::to_float(y[i]), __ldg(&gate[mi(i, gate_stride)]), gy, gg);
-    if (g_x != nullptr) g_x[i] = fm::from_float<TX>(g);
-    g_y[i] = fm::from_float<TY>(gy);
-    g_gate_elem[i] = gg;
+  SG_ADALN_PACKS(kVec, kPack) {
+    const auto g = load<kPack>(grad, i);
+    const auto yv = load<kPack>(y, i);
+    const auto gv = load<kPack>(gate, mi(i, gate_stride));
+    Pack<TX, kPack> gx;
+    Pack<TY, kPack> gy;
+    Pack<float, kPack> gg;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) {
+      float gyf;
+      fm::gated_backward(g.v[e], fm::to_float(yv.v[e]), gv.v[e], gyf, gg.v[e]);
+      gx.v[e] = fm::from_float<TX>(g.v[e]);
+      gy.v[e] = fm::from_float<TY>(gyf);
+    }
+    if (g_x != nullptr) store<kPack>(g_x, i, gx);
+    store<kPack>(g_y, i, gy);
+    store<kPack>(g_gate_elem, i, gg);
   }
 }
 
-#undef SG_ADALN_ELEMENTS
+#undef SG_ADALN_PACKS
 
 // Calls f(vec constant) for vec in {1, 2, 4}.
 template <typename F>
@@ -99,6 +152,31 @@ void with_vec(int64_t vec, F&& f) {
     case 2: f(std::integral_constant<int, 2>{}); break;
     default: f(std::integral_constant<int, 4>{}); break;
   }
+}
+
+// Calls f(pack constant) for pack in {1, 4}.
+template <typename F>
+void with_pack(int64_t pack, F&& f) {
+  if (pack == 4) {
+    f(std::integral_constant<int, 4>{});
+  } else {
+    f(std::integral_constant<int, 1>{});
+  }
+}
+
+// The pack a launch uses: the requested 4 only when C is a multiple of 4 (a pack stays in
+// one row), every row operand is aligned to 4 of its elements and every modulation
+// vector to 16 bytes with a batch stride that is a multiple of 4; else 1 (same results).
+int64_t effective_pack(int64_t requested, int64_t channels, std::initializer_list<const at::Tensor*> rows,
+                       std::initializer_list<const at::Tensor*> mods) {
+  if (requested != 4 || channels % 4 != 0) return 1;
+  for (const auto* t : rows) {
+    if (reinterpret_cast<uintptr_t>(t->data_ptr()) % (4 * t->element_size()) != 0) return 1;
+  }
+  for (const auto* m : mods) {
+    if (reinterpret_cast<uintptr_t>(m->data_ptr()) % 16 != 0 || (m->size(0) > 1 && m->stride(0) % 4 != 0)) return 1;
+  }
+  return 4;
 }
 
 // Calls f(T{}) for T the C++ type of a float32 or bf16 tensor.
@@ -139,10 +217,11 @@ Dims mod_index(const at::Tensor& rows) {
 int64_t span(const at::Tensor& m) { return m.size(0) * m.stride(0) + m.size(2); }
 
 // Calls f(I{}) with I = uint32_t when every index of the launch (elements up to
-// grid * block * 4, modulation indexes up to mod_span) fits, else int64_t.
+// grid * block * vec * pack <= grid * block * 16, modulation indexes up to mod_span)
+// fits, else int64_t.
 template <typename F>
 void with_index(const Launch& l, int64_t mod_span, F&& f) {
-  const int64_t bound = std::max(static_cast<int64_t>(l.grid.x) * l.block.x * 4, mod_span);
+  const int64_t bound = std::max(static_cast<int64_t>(l.grid.x) * l.block.x * 16, mod_span);
   if (bound < (int64_t{1} << 32)) {
     f(uint32_t{});
   } else {
@@ -153,24 +232,27 @@ void with_index(const Launch& l, int64_t mod_span, F&& f) {
 }  // namespace
 
 at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, const at::Tensor& shift,
-                            int64_t threads, int64_t vec) {
+                            int64_t threads, int64_t vec, int64_t pack) {
   check_rows(normed, normed);
   const c10::cuda::CUDAGuard guard(normed.device());
   const Dims mi = mod_index(normed);
   const int64_t ss = mod_stride(scale, normed), hs = mod_stride(shift, normed);
   auto out = empty_output(normed.sizes(), normed.options().dtype(at::kFloat));
   if (normed.numel() == 0) return out;
-  const Launch l = plan(normed.numel(), threads, vec);
+  const int64_t pk = effective_pack(pack, normed.size(2), {&normed, &out}, {&scale, &shift});
+  const Launch l = plan(normed.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
     with_vec(vec, [&](auto v) {
+      with_pack(pk, [&](auto pc) {
       with_index(l, std::max(span(scale), span(shift)), [&](auto index) {
         using I = decltype(index);
-        modulate_fwd_kernel<TN, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+        modulate_fwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
             normed.data_ptr<TN>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
             ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss), I(hs));
         C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
       });
     });
   });
@@ -178,7 +260,8 @@ at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, c
 }
 
 std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, const at::Tensor& normed,
-                                                    const at::Tensor& scale, int64_t threads, int64_t vec) {
+                                                    const at::Tensor& scale, int64_t threads, int64_t vec,
+                                                    int64_t pack) {
   check_rows(normed, normed);
   check_rows(grad, normed);
   TORCH_CHECK(grad.scalar_type() == at::kFloat, "adaln: modulate grad must be float32");
@@ -188,17 +271,20 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
   auto g_normed = empty_output(normed.sizes(), normed.options());
   auto g_scale_elem = empty_output(normed.sizes(), normed.options().dtype(at::kFloat));
   if (normed.numel() == 0) return {g_normed, g_scale_elem};
-  const Launch l = plan(normed.numel(), threads, vec);
+  const int64_t pk = effective_pack(pack, normed.size(2), {&grad, &normed, &g_normed, &g_scale_elem}, {&scale});
+  const Launch l = plan(normed.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
     with_vec(vec, [&](auto v) {
+      with_pack(pk, [&](auto pc) {
       with_index(l, span(scale), [&](auto index) {
         using I = decltype(index);
-        modulate_bwd_kernel<TN, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+        modulate_bwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
             grad.data_ptr<float>(), normed.data_ptr<TN>(), scale.data_ptr<float>(), g_normed.data_ptr<TN>(),
             g_scale_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss));
         C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
       });
     });
   });
@@ -206,7 +292,7 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
 }
 
 at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
-                         int64_t vec) {
+                         int64_t vec, int64_t pack) {
   check_rows(x, x);
   check_rows(y, x);
   const c10::cuda::CUDAGuard guard(x.device());
@@ -214,19 +300,22 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
   const int64_t gs = mod_stride(gate, x);
   auto out = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   if (x.numel() == 0) return out;
-  const Launch l = plan(x.numel(), threads, vec);
+  const int64_t pk = effective_pack(pack, x.size(2), {&x, &y, &out}, {&gate});
+  const Launch l = plan(x.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(x.scalar_type(), [&](auto tx) {
     using TX = decltype(tx);
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
       with_vec(vec, [&](auto v) {
+        with_pack(pk, [&](auto pc) {
         with_index(l, span(gate), [&](auto index) {
           using I = decltype(index);
-          gated_fwd_kernel<TX, TY, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+          gated_fwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
               x.data_ptr<TX>(), y.data_ptr<TY>(), gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
               ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
           C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
         });
       });
     });
@@ -236,7 +325,7 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& grad, at::ScalarType x_dtype,
                                                               const at::Tensor& y, const at::Tensor& gate,
-                                                              int64_t threads, int64_t vec) {
+                                                              int64_t threads, int64_t vec, int64_t pack) {
   check_rows(grad, y);
   check_rows(y, y);
   TORCH_CHECK(grad.scalar_type() == at::kFloat, "adaln: gated grad must be float32");
@@ -248,19 +337,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
   auto g_y = empty_output(y.sizes(), y.options());
   auto g_gate_elem = empty_output(y.sizes(), y.options().dtype(at::kFloat));
   if (y.numel() == 0) return {g_x, g_y, g_gate_elem};
-  const Launch l = plan(y.numel(), threads, vec);
+  const int64_t pk = cast_x ? effective_pack(pack, y.size(2), {&grad, &y, &g_x, &g_y, &g_gate_elem}, {&gate})
+                            : effective_pack(pack, y.size(2), {&grad, &y, &g_y, &g_gate_elem}, {&gate});
+  const Launch l = plan(y.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(x_dtype, [&](auto tx) {
     using TX = decltype(tx);
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
       with_vec(vec, [&](auto v) {
+        with_pack(pk, [&](auto pc) {
         with_index(l, span(gate), [&](auto index) {
           using I = decltype(index);
-          gated_bwd_kernel<TX, TY, decltype(v)::value, I><<<l.grid, l.block, 0, stream>>>(
+          gated_bwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
               grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(), cast_x ? g_x.data_ptr<TX>() : nullptr,
               g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
           C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
         });
       });
     });

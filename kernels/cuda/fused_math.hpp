@@ -128,6 +128,36 @@ C10_HOST_DEVICE inline void gated_backward(float g, float y, float gate, float& 
   g_gate_elem = fmul(g, y);
 }
 
+// ---- QKNORM: RMSNorm (rms_norm_reference) around ATen's own row reductions.
+//   forward:  sq = xf * xf (pow(2) is base * base);  r = rsqrt(mean(sq) + eps) (ATen, per row);
+//             out = float(T(xf * r)) * w  (normed cast to x's dtype, then promoted by the
+//             float32 weight: three roundings).
+C10_HOST_DEVICE inline float rms_square(float xf) { return fmul(xf, xf); }
+template <typename T>
+C10_HOST_DEVICE inline float rms_normalize(float xf, float r, float w) {
+  return fmul(to_float(from_float<T>(fmul(xf, r))), w);
+}
+//   backward, first pass: the grad of the cast normed (g * w, cast to T by the engine and
+//   widened back by ToCopyBackward), the per-element product whose row sum is the grad of
+//   r (sum_to), and the per-element product whose column sum is the grad of w.
+template <typename T>
+C10_HOST_DEVICE inline float rms_grad_normed(float g, float w) {
+  return to_float(from_float<T>(fmul(g, w)));
+}
+template <typename T>
+C10_HOST_DEVICE inline void rms_backward_products(float g, float xf, float r, float w, float& g_r_elem,
+                                                  float& g_w_elem) {
+  g_r_elem = fmul(rms_grad_normed<T>(g, w), xf);
+  g_w_elem = fmul(g, to_float(from_float<T>(fmul(xf, r))));
+}
+//   backward, second pass: MulBackward's g_normed * r plus PowBackward's
+//   g_mean * (2 * xf), where g_mean is the row's mean grad (rsqrt and mean backward run
+//   in ATen on the [rows, 1] tensors), summed by the engine, cast to x's dtype.
+template <typename T>
+C10_HOST_DEVICE inline T rms_grad_input(float g, float xf, float r, float w, float g_mean) {
+  return from_float<T>(fadd(fmul(rms_grad_normed<T>(g, w), r), fmul(g_mean, fmul(xf, 2.0f))));
+}
+
 // ---- CAT: a split's two grads are zero-filled full tensors summed by the engine, so
 // the joined grad is "v + 0" in v's op math type (-0.0 becomes +0.0, all else unchanged).
 template <typename T>

@@ -1,7 +1,10 @@
 // Fused [video; action] row copies: the concatenation (video rows then action rows per
-// batch) and its inverse split, each one pass. A 2-D block copies rows_per_block rows,
-// `threads` threads per row, in the widest unit (16/8/4/2/1 bytes) the row size and
-// pointers allow. The split's backward joins with "+ 0" per element (see fused_math.hpp).
+// batch) and its inverse split, each one pass. Row mode: a 2-D block copies
+// rows_per_block rows, `threads` threads per row. Flat mode: a 1-D grid-stride loop over
+// every unit of every row (no threads idle at row ends; one wave of blocks). Both copy in
+// the widest unit (16/8/4/2/1 bytes) the row size and pointers allow. The split's
+// backward joins with "+ 0" per element (see fused_math.hpp); flat mode applies it to
+// every element of a wide unit.
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
 
@@ -12,6 +15,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace sg::kernels::cuda {
 namespace {
@@ -41,6 +46,60 @@ __global__ void joint_rows_kernel(U* joint, U* video, U* action, int64_t rows, i
   }
 }
 
+// "+ 0" on each T of a unit U (sizeof(U) a multiple of sizeof(T)).
+template <typename T, typename U>
+__device__ inline U plus_zero_unit(U v) {
+  constexpr int kN = sizeof(U) / sizeof(T);
+  T e[kN];
+  memcpy(e, &v, sizeof(U));
+#pragma unroll
+  for (int i = 0; i < kN; ++i) e[i] = fused_math::plus_zero(e[i]);
+  memcpy(&v, e, sizeof(U));
+  return v;
+}
+
+// Flat mode. T: the element type for "+ 0" (void: a raw copy). I: 32-bit when every
+// unit index fits.
+template <typename U, typename T, bool kGather, typename I>
+__global__ void joint_flat_kernel(U* joint, U* video, U* action, I total, I seq, I video_len, I units_per_row) {
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I u = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; u < total; u += stride) {
+    const I row = u / units_per_row, k = u % units_per_row;
+    const I b = row / seq, s = row % seq;
+    U* part = s < video_len ? video + (b * video_len + s) * units_per_row + k
+                            : action + (b * (seq - video_len) + (s - video_len)) * units_per_row + k;
+    if constexpr (!kGather) {
+      *part = joint[u];
+    } else if constexpr (std::is_void_v<T>) {
+      joint[u] = *part;
+    } else {
+      joint[u] = plus_zero_unit<T>(*part);
+    }
+  }
+}
+
+template <typename U, typename T, bool kGather>
+void launch_flat(void* joint, void* video, void* action, int64_t rows, int64_t seq, int64_t video_len,
+                 int64_t units_per_row, int64_t threads) {
+  const int64_t total = rows * units_per_row;
+  const int64_t wave = int64_t{at::cuda::getCurrentDeviceProperties()->multiProcessorCount} * (2048 / threads);
+  const int64_t blocks = std::max<int64_t>(1, std::min((total + threads - 1) / threads, wave));
+  auto stream = at::cuda::getCurrentCUDAStream();
+  auto go = [&](auto index) {
+    using I = decltype(index);
+    joint_flat_kernel<U, T, kGather, I><<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(
+        static_cast<U*>(joint), static_cast<U*>(video), static_cast<U*>(action), I(total), I(seq), I(video_len),
+        I(units_per_row));
+  };
+  // u + stride stays below total + blocks * threads.
+  if (total + blocks * threads < (int64_t{1} << 32)) {
+    go(uint32_t{0});
+  } else {
+    go(int64_t{0});
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 int64_t alignment_of(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   int64_t align = 16;
@@ -60,26 +119,44 @@ void launch_rows(void* joint, void* video, void* action, int64_t rows, int64_t s
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Raw copy in the widest unit every pointer and the row size allow.
-template <bool kGather>
-void copy_rows(const at::Tensor& joint, const at::Tensor& video, const at::Tensor& action, int64_t threads,
-               int64_t rows_per_block) {
+// The widest unit (16/8/4/2/1 bytes) every pointer and the row size allow.
+int64_t copy_unit(const at::Tensor& joint, const at::Tensor& video, const at::Tensor& action) {
   const int64_t row_bytes = joint.size(2) * joint.element_size();
   int64_t unit = std::min({alignment_of(joint.data_ptr()), alignment_of(video.data_ptr()),
                            alignment_of(action.data_ptr())});
   while (unit > 1 && row_bytes % unit != 0) unit /= 2;
-  const int64_t rows = joint.size(0) * joint.size(1), seq = joint.size(1), video_len = video.size(1);
-  auto* j = joint.data_ptr();
-  auto* v = video.data_ptr();
-  auto* a = action.data_ptr();
-  const int64_t units = row_bytes / unit;
+  return unit;
+}
+
+// Calls f(U{}) for the unit type of `unit` bytes.
+template <typename F>
+void with_unit(int64_t unit, F&& f) {
   switch (unit) {
-    case 16: launch_rows<uint4, kGather, false>(j, v, a, rows, seq, video_len, units, threads, rows_per_block); break;
-    case 8: launch_rows<uint2, kGather, false>(j, v, a, rows, seq, video_len, units, threads, rows_per_block); break;
-    case 4: launch_rows<uint32_t, kGather, false>(j, v, a, rows, seq, video_len, units, threads, rows_per_block); break;
-    case 2: launch_rows<uint16_t, kGather, false>(j, v, a, rows, seq, video_len, units, threads, rows_per_block); break;
-    default: launch_rows<uint8_t, kGather, false>(j, v, a, rows, seq, video_len, units, threads, rows_per_block); break;
+    case 16: f(uint4{}); break;
+    case 8: f(uint2{}); break;
+    case 4: f(uint32_t{}); break;
+    case 2: f(uint16_t{}); break;
+    default: f(uint8_t{}); break;
   }
+}
+
+// Raw copy (row or flat mode) in the widest unit.
+template <bool kGather>
+void copy_rows(const at::Tensor& joint, const at::Tensor& video, const at::Tensor& action, int64_t threads,
+               int64_t rows_per_block, bool flat) {
+  const int64_t unit = copy_unit(joint, video, action);
+  const int64_t rows = joint.size(0) * joint.size(1), seq = joint.size(1), video_len = video.size(1);
+  const int64_t units = joint.size(2) * joint.element_size() / unit;
+  with_unit(unit, [&](auto u) {
+    using U = decltype(u);
+    if (flat) {
+      launch_flat<U, void, kGather>(joint.data_ptr(), video.data_ptr(), action.data_ptr(), rows, seq, video_len, units,
+                                    threads);
+    } else {
+      launch_rows<U, kGather, false>(joint.data_ptr(), video.data_ptr(), action.data_ptr(), rows, seq, video_len,
+                                     units, threads, rows_per_block);
+    }
+  });
 }
 
 void check_operands(const at::Tensor& joint, const at::Tensor& video, const at::Tensor& action, int64_t threads,
@@ -100,31 +177,45 @@ void check_operands(const at::Tensor& joint, const at::Tensor& video, const at::
 }  // namespace
 
 at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action, int64_t threads, int64_t rows_per_block,
-                     bool plus_zero) {
+                     bool flat, bool plus_zero) {
   const c10::cuda::CUDAGuard guard(video.device());
   auto joint = empty_output({video.size(0), video.size(1) + action.size(1), video.size(2)}, video.options());
   check_operands(joint, video, action, threads, rows_per_block);
   if (joint.numel() == 0) return joint;
   if (!plus_zero) {
-    copy_rows<true>(joint, video, action, threads, rows_per_block);
+    copy_rows<true>(joint, video, action, threads, rows_per_block, flat);
     return joint;
   }
   const int64_t rows = joint.size(0) * joint.size(1), seq = joint.size(1), video_len = video.size(1);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, joint.scalar_type(), "joint_cat_plus_zero", [&] {
-    launch_rows<scalar_t, true, true>(joint.data_ptr(), video.data_ptr(), action.data_ptr(), rows, seq, video_len,
-                                      joint.size(2), threads, rows_per_block);
+    if (flat) {
+      // Every unit is a whole number of elements: pointers and rows are element-aligned.
+      const int64_t unit = copy_unit(joint, video, action);
+      with_unit(unit, [&](auto u) {
+        using U = decltype(u);
+        if constexpr (sizeof(U) >= sizeof(scalar_t)) {
+          launch_flat<U, scalar_t, true>(joint.data_ptr(), video.data_ptr(), action.data_ptr(), rows, seq, video_len,
+                                         joint.size(2) * joint.element_size() / unit, threads);
+        } else {
+          TORCH_CHECK(false, "joint_cat: unit narrower than an element");
+        }
+      });
+    } else {
+      launch_rows<scalar_t, true, true>(joint.data_ptr(), video.data_ptr(), action.data_ptr(), rows, seq, video_len,
+                                        joint.size(2), threads, rows_per_block);
+    }
   });
   return joint;
 }
 
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len, int64_t threads,
-                                              int64_t rows_per_block) {
+                                              int64_t rows_per_block, bool flat) {
   TORCH_CHECK(video_len >= 0 && video_len <= joint.size(1), "joint_split: bad video_len");
   const c10::cuda::CUDAGuard guard(joint.device());
   auto video = empty_output({joint.size(0), video_len, joint.size(2)}, joint.options());
   auto action = empty_output({joint.size(0), joint.size(1) - video_len, joint.size(2)}, joint.options());
   check_operands(joint, video, action, threads, rows_per_block);
-  if (joint.numel() > 0) copy_rows<false>(joint, video, action, threads, rows_per_block);
+  if (joint.numel() > 0) copy_rows<false>(joint, video, action, threads, rows_per_block, flat);
   return {video, action};
 }
 

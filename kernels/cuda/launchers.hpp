@@ -33,26 +33,49 @@ at::Tensor rope3d_backward(const at::Tensor& grad, const at::Tensor& table, int6
 
 // ---- CAT (joint_cat_fused.cu). video [B, Sv, C], action [B, Sa, C], joint [B, Sv+Sa, C],
 // all contiguous and of one dtype. plus_zero: each element is v + 0 in its op math type
-// (the engine's sum of two zero-filled slice grads); otherwise a raw row copy.
+// (the engine's sum of two zero-filled slice grads); otherwise a raw row copy. flat: one
+// grid-stride loop over all units instead of rows_per_block rows per block.
 at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action, int64_t threads,
-                     int64_t rows_per_block, bool plus_zero);
+                     int64_t rows_per_block, bool flat, bool plus_zero);
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len, int64_t threads,
-                                              int64_t rows_per_block);
+                                              int64_t rows_per_block, bool flat);
 
 // ---- ADALN (adaln_fused.cu). Rows [B, S, C] contiguous; scale/shift/gate [Bm, 1, C]
 // float32 with Bm in {1, B} and unit stride along C (chunks of the modulation tensor).
+// pack 4 (vector accesses) applies where C % 4 == 0 and the operands are aligned; other
+// launches use pack 1 (same results either way).
 // normed * (1 + scale) + shift -> float32.
 at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, const at::Tensor& shift,
-                            int64_t threads, int64_t vec);
+                            int64_t threads, int64_t vec, int64_t pack);
 // grad float32 -> (grad of normed in normed's dtype, grad * normed float32).
 std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, const at::Tensor& normed,
-                                                    const at::Tensor& scale, int64_t threads, int64_t vec);
+                                                    const at::Tensor& scale, int64_t threads, int64_t vec,
+                                                    int64_t pack);
 // x + y * gate -> float32. x, y float32 or bf16.
 at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
-                         int64_t vec);
+                         int64_t vec, int64_t pack);
 // grad float32 -> (grad of x in x_dtype, grad of y in y's dtype, grad * y float32).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& grad, at::ScalarType x_dtype,
                                                               const at::Tensor& y, const at::Tensor& gate,
-                                                              int64_t threads, int64_t vec);
+                                                              int64_t threads, int64_t vec, int64_t pack);
+
+// ---- QKNORM (qk_norm_fused.cu). x [B, S, C] float32/bf16 contiguous; r [B, S, 1] float32
+// (rsqrt(mean(x^2) + eps), from ATen); w [C] float32; table undefined (RMSNorm only) or
+// [S, hd/2, 2] float64, hd = C / heads even, 16-byte aligned (then x pairs rotate).
+// float(x)^2 -> float32 [B, S, C]: the tensor ATen's mean reduces.
+at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
+// float(T(x * r)) * w (then rotated) -> float32 [B, S, C], or [B, S, heads, hd] with a table.
+at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& table,
+                         int64_t heads, int64_t threads, int64_t vec);
+// g: the grad of the output, float32 shaped like x (rotated back first with a table) ->
+// (per-element product summed per row into r's grad, per-element product summed per
+// column into w's grad), both float32 [B, S, C].
+std::pair<at::Tensor, at::Tensor> rms_backward_products(const at::Tensor& g, const at::Tensor& x, const at::Tensor& r,
+                                                        const at::Tensor& w, const at::Tensor& table, int64_t heads,
+                                                        int64_t threads, int64_t vec);
+// g_mean [B, S, 1] float32: the row's mean grad -> x's grad in x's dtype.
+at::Tensor rms_grad_input(const at::Tensor& g, const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                          const at::Tensor& g_mean, const at::Tensor& table, int64_t heads, int64_t threads,
+                          int64_t vec);
 
 }  // namespace sg::kernels::cuda

@@ -24,17 +24,19 @@ using torch::autograd::variable_list;
 class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& shift,
-                            const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec) {
+                            const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec,
+                            int64_t pack) {
     const at::Tensor xin = to_float ? x.to(at::kFloat) : x;
     const int64_t channels = x.size(-1);
     auto [normed, mean, rstd] = at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
-    auto out = cuda::modulate_forward(normed, scale, shift, threads, vec);
+    auto out = cuda::modulate_forward(normed, scale, shift, threads, vec, pack);
     ctx->save_for_backward({xin, mean, rstd, normed, scale});
     ctx->saved_data["shift_sizes"] = shift.sizes().vec();
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["to_float"] = to_float;
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
+    ctx->saved_data["pack"] = pack;
     return out;
   }
 
@@ -44,7 +46,8 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     const auto &xin = saved[0], &mean = saved[1], &rstd = saved[2], &normed = saved[3], &scale = saved[4];
     auto [g_normed, g_scale_elem] = cuda::modulate_backward(dense_aligned(g), normed, scale,
                                                             ctx->saved_data["threads"].toInt(),
-                                                            ctx->saved_data["vec"].toInt());
+                                                            ctx->saved_data["vec"].toInt(),
+                                                            ctx->saved_data["pack"].toInt());
     // The reductions autograd's engine runs for the reference's broadcast operands.
     auto g_scale = at::sum_to(g_scale_elem, scale.sizes());
     auto g_shift = at::sum_to(g, ctx->saved_data["shift_sizes"].toIntVector());
@@ -53,19 +56,20 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     if (ctx->saved_data["to_float"].toBool()) {
       dx = dx.to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
     }
-    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 class GatedFunction : public torch::autograd::Function<GatedFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
-                            int64_t threads, int64_t vec) {
+                            int64_t threads, int64_t vec, int64_t pack) {
     ctx->save_for_backward({y, gate});
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
-    return cuda::gated_forward(x, y, gate, threads, vec);
+    ctx->saved_data["pack"] = pack;
+    return cuda::gated_forward(x, y, gate, threads, vec, pack);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -73,9 +77,10 @@ class GatedFunction : public torch::autograd::Function<GatedFunction> {
     const auto &y = saved[0], &gate = saved[1];
     auto [g_x, g_y, g_gate_elem] =
         cuda::gated_backward(dense_aligned(grads[0]), static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()),
-                             y, gate, ctx->saved_data["threads"].toInt(), ctx->saved_data["vec"].toInt());
+                             y, gate, ctx->saved_data["threads"].toInt(), ctx->saved_data["vec"].toInt(),
+                             ctx->saved_data["pack"].toInt());
     auto g_gate = at::sum_to(g_gate_elem, gate.sizes());
-    return {g_x, g_y, g_gate, at::Tensor(), at::Tensor()};
+    return {g_x, g_y, g_gate, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -94,13 +99,14 @@ class FusedAdaln final : public AdalnVariant {
     const auto p = with_defaults(family("ADALN"), params);
     const bool to_float = args.x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
                           args.x.scalar_type() != at::kFloat;
-    return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float, p.at("threads"), p.at("vec"));
+    return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float, p.at("threads"), p.at("vec"),
+                                   p.at("pack"));
   }
 
   at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
                             const ParamValues& params) const override {
     const auto p = with_defaults(family("ADALN"), params);
-    return GatedFunction::apply(x, y, gate, p.at("threads"), p.at("vec"));
+    return GatedFunction::apply(x, y, gate, p.at("threads"), p.at("vec"), p.at("pack"));
   }
 };
 

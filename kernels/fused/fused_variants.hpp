@@ -15,6 +15,7 @@ namespace sg::kernels {
 const RopeVariant& fused_rope_variant();
 const CatVariant& fused_cat_variant();
 const AdalnVariant& fused_adaln_variant();
+const QkNormVariant& fused_qk_norm_variant();
 
 // What every fused variant requires of a problem before its own checks: parameters that
 // satisfy the family, a CUDA main operand of a supported dtype, dense operands, the other

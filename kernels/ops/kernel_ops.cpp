@@ -26,10 +26,11 @@ struct FamilyState {
 
 struct State {
   std::mutex mu;
-  FamilyState rope, cat, adaln;
+  FamilyState rope, cat, adaln, qk_norm;
   const RopeVariant* rope_override = nullptr;
   const CatVariant* cat_override = nullptr;
   const AdalnVariant* adaln_override = nullptr;
+  const QkNormVariant* qk_norm_override = nullptr;
 };
 
 State& state() {
@@ -40,6 +41,9 @@ State& state() {
 const RopeVariant* rope_fused() { return state().rope_override ? state().rope_override : fused_rope(); }
 const CatVariant* cat_fused() { return state().cat_override ? state().cat_override : fused_cat(); }
 const AdalnVariant* adaln_fused() { return state().adaln_override ? state().adaln_override : fused_adaln(); }
+const QkNormVariant* qk_norm_fused() {
+  return state().qk_norm_override ? state().qk_norm_override : fused_qk_norm();
+}
 
 using OpFn = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 
@@ -165,6 +169,7 @@ void select_kernels(const KernelSelection& sel) {
   set_family(st.rope, sel.fused_rope, rope_fused() != nullptr, "ROPE", sel.params);
   set_family(st.cat, sel.fast_cat, cat_fused() != nullptr, "CAT", sel.params);
   set_family(st.adaln, sel.fused_adaln, adaln_fused() != nullptr, "ADALN", sel.params);
+  set_family(st.qk_norm, sel.fused_qk_norm, qk_norm_fused() != nullptr, "QKNORM", sel.params);
 }
 
 at::Tensor rope_apply(const at::Tensor& x, const at::Tensor& table) {
@@ -248,6 +253,47 @@ at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Te
   return plain_adaln().gated_residual(x, y, gate, kNoParams);
 }
 
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  auto& fs = state().qk_norm;
+  const auto* fused = qk_norm_fused();
+  const QkNormArgs args{x, weight, eps, at::Tensor(), 1};
+  auto compare = [&] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{fused->run({in[0], in[1], eps, at::Tensor(), 1}, fs.params)};
+        },
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{plain_qk_norm().run({in[0], in[1], eps, at::Tensor(), 1}, kNoParams)};
+        },
+        {x, weight}, {true, true});
+  };
+  if (use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm", compare)) return fused->run(args, fs.params);
+  return plain_qk_norm().run(args, kNoParams);
+}
+
+at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps, const at::Tensor& table,
+                         int64_t heads) {
+  auto& fs = state().qk_norm;
+  const auto* fused = qk_norm_fused();
+  const QkNormArgs args{x, weight, eps, table, heads};
+  auto compare = [&] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{fused->run({in[0], in[1], eps, in[2], heads}, fs.params)};
+        },
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{plain_qk_norm().run({in[0], in[1], eps, in[2], heads}, kNoParams)};
+        },
+        {x, weight, table}, {true, true, false});
+  };
+  const bool rope_on = state().rope.selected && !state().rope.fell_back;
+  if (rope_on && use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm_rope", compare)) {
+    return fused->run(args, fs.params);
+  }
+  const int64_t b = x.size(0), s = x.size(1), c = x.size(2);
+  return rope_apply(rms_norm(x, weight, eps).view({b, s, heads, c / heads}), table);
+}
+
 std::vector<std::string> fallen_back_families() {
   auto& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
@@ -255,6 +301,7 @@ std::vector<std::string> fallen_back_families() {
   if (st.rope.fell_back) out.push_back("ROPE");
   if (st.cat.fell_back) out.push_back("CAT");
   if (st.adaln.fell_back) out.push_back("ADALN");
+  if (st.qk_norm.fell_back) out.push_back("QKNORM");
   return out;
 }
 
@@ -263,7 +310,7 @@ namespace testing {
 void reset_first_call_checks() {
   auto& st = state();
   std::lock_guard<std::mutex> lock(st.mu);
-  for (FamilyState* fs : {&st.rope, &st.cat, &st.adaln}) {
+  for (FamilyState* fs : {&st.rope, &st.cat, &st.adaln, &st.qk_norm}) {
     fs->passed.clear();
     fs->fell_back = false;
     fs->inject_mismatch = false;
@@ -276,6 +323,7 @@ void inject_first_call_mismatch(const std::string& family_name) {
   if (family_name == "ROPE") st.rope.inject_mismatch = true;
   if (family_name == "CAT") st.cat.inject_mismatch = true;
   if (family_name == "ADALN") st.adaln.inject_mismatch = true;
+  if (family_name == "QKNORM") st.qk_norm.inject_mismatch = true;
 }
 
 void override_fused(const RopeVariant* rope, const CatVariant* cat, const AdalnVariant* adaln) {
@@ -284,6 +332,12 @@ void override_fused(const RopeVariant* rope, const CatVariant* cat, const AdalnV
   st.rope_override = rope;
   st.cat_override = cat;
   st.adaln_override = adaln;
+}
+
+void override_fused_qk_norm(const QkNormVariant* qk_norm) {
+  auto& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.qk_norm_override = qk_norm;
 }
 
 }  // namespace testing

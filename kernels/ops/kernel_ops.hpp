@@ -1,5 +1,5 @@
 // The kernel ops the model calls (RoPE, [video; action] cat/split, AdaLN modulate, gated
-// residual): each runs the plain variant unless its family is selected, the fused
+// residual, q/k RMSNorm and RMSNorm + RoPE): each runs the plain variant unless its family is selected, the fused
 // variant can implement the problem, and the family has not fallen back. The first
 // fused call of each op in a process is compared, forward and backward, against the
 // plain variant on its actual inputs; any difference makes the family fall back to
@@ -23,6 +23,7 @@ struct KernelSelection {
   bool fast_cat = false;     // family CAT (switch FAST_CAT)
   bool fused_adaln = false;  // family ADALN (switch FUSED_ADALN)
   std::map<std::string, std::string> params;  // family name -> "threads=128,vec=2"
+  bool fused_qk_norm = false;  // family QKNORM (switch FUSED_QK_NORM)
 };
 
 // Process-wide, like ATen's global context flags: set once before the first step.
@@ -35,6 +36,13 @@ at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action);
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len);
 at::Tensor adaln_modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale, double eps);
 at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+// rms_norm_reference (QKNORM).
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
+// rope_apply(rms_norm(x, weight, eps).view({B, S, heads, C / heads}), table). One fused
+// pass (QKNORM's norm + rotation) only when both QKNORM and ROPE are selected and
+// neither fell back; otherwise the two ops, each dispatched on its own.
+at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps, const at::Tensor& table,
+                         int64_t heads);
 
 // Bit-for-bit equality (dtype, shape and every element's bits: -0.0 differs from +0.0,
 // NaN payloads count), unlike at::equal which compares values.
@@ -51,6 +59,7 @@ void inject_first_call_mismatch(const std::string& family);
 // Replace a family's fused variant (nullptr: the built one), so the dispatch and its
 // first-call check can be tested on any device.
 void override_fused(const RopeVariant* rope, const CatVariant* cat, const AdalnVariant* adaln);
+void override_fused_qk_norm(const QkNormVariant* qk_norm);
 }  // namespace testing
 
 }  // namespace sg::kernels

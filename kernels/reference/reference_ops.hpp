@@ -31,4 +31,12 @@ at::Tensor adaln_modulate_reference(const at::Tensor& x, const at::Tensor& shift
 // x + y * gate.
 at::Tensor gated_residual_reference(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
 
+// RMSNorm over the last dim in float32, cast back to x's dtype, times a float32 weight
+// (Wan's WanRMSNorm): x.float() * rsqrt(mean(x.float()^2) + eps), .to(x dtype) * weight.
+at::Tensor rms_norm_reference(const at::Tensor& x, const at::Tensor& weight, double eps);
+// rms_norm_reference of x [B, S, C] viewed [B, S, heads, C / heads], then
+// rope3d_apply_reference with table [S, C / heads / 2, 2] (the video q/k path).
+at::Tensor rms_norm_rope_reference(const at::Tensor& x, const at::Tensor& weight, double eps,
+                                   const at::Tensor& table, int64_t heads);
+
 }  // namespace sg::kernels

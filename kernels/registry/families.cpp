@@ -115,21 +115,42 @@ class PlainAdaln final : public AdalnVariant {
   }
 };
 
+class PlainQkNorm final : public QkNormVariant {
+ public:
+  std::string name() const override { return "plain_aten"; }
+  Status can_implement(const Problem& problem, const ParamValues&) const override {
+    return problem.shape.empty() ? Status::kErrorInvalidProblem : Status::kSuccess;
+  }
+  at::Tensor run(const QkNormArgs& args, const ParamValues&) const override {
+    if (args.table.defined()) return rms_norm_rope_reference(args.x, args.weight, args.eps, args.table, args.heads);
+    return rms_norm_reference(args.x, args.weight, args.eps);
+  }
+};
+
 std::vector<FamilyInfo> build_families() {
   std::vector<FamilyInfo> out;
   out.push_back({"ROPE", "SG_KERNEL_ROPE", "FUSED_ROPE",
                  {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=1024", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 1024; }}},
                  kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 2}}});
+  // flat=1: one grid-stride loop over all units (rows_per_block does not apply: 1).
   out.push_back({"CAT", "SG_KERNEL_CAT", "FAST_CAT",
-                 {{"threads", {128, 256, 512}}, {"rows_per_block", {1, 2, 4}}},
+                 {{"threads", {128, 256, 512}}, {"rows_per_block", {1, 2, 4}}, {"flat", {0, 1}}},
                  {{"threads*rows_per_block<=1024",
-                   [](const ParamValues& p) { return get(p, "threads") * get(p, "rows_per_block") <= 1024; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"rows_per_block", 2}}});
+                   [](const ParamValues& p) { return get(p, "threads") * get(p, "rows_per_block") <= 1024; }},
+                  {"flat*rows_per_block<=1",
+                   [](const ParamValues& p) { return get(p, "flat") == 0 || get(p, "rows_per_block") <= 1; }}},
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"rows_per_block", 2}, {"flat", 0}}});
+  // pack: consecutive elements per access (4: 16-byte float / 8-byte bf16 vector
+  // accesses where C % 4 == 0 and the operands are aligned, else 1).
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
+                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"pack", {1, 4}}},
+                 {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"pack", 1}}});
+  out.push_back({"QKNORM", "SG_KERNEL_QKNORM", "FUSED_QK_NORM",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 256}, {"vec", 2}}});
   return out;
 }
 
@@ -195,6 +216,10 @@ const AdalnVariant& plain_adaln() {
   static const PlainAdaln kPlain;
   return kPlain;
 }
+const QkNormVariant& plain_qk_norm() {
+  static const PlainQkNorm kPlain;
+  return kPlain;
+}
 
 ParamValues with_defaults(const FamilyInfo& fam, const ParamValues& given) {
   ParamValues out = fam.defaults;
@@ -220,10 +245,12 @@ Status check_params(const FamilyInfo& fam, const ParamValues& params) {
 const RopeVariant* fused_rope() { return &fused_rope_variant(); }
 const CatVariant* fused_cat() { return &fused_cat_variant(); }
 const AdalnVariant* fused_adaln() { return &fused_adaln_variant(); }
+const QkNormVariant* fused_qk_norm() { return &fused_qk_norm_variant(); }
 #else
 const RopeVariant* fused_rope() { return nullptr; }
 const CatVariant* fused_cat() { return nullptr; }
 const AdalnVariant* fused_adaln() { return nullptr; }
+const QkNormVariant* fused_qk_norm() { return nullptr; }
 #endif
 
 Problem rope_problem(const RopeArgs& args) {
@@ -273,6 +300,28 @@ Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor
   p.operands_match = y.sizes() == x.sizes() && y.device() == x.device() &&
                      (y.scalar_type() == at::kFloat || y.scalar_type() == at::kBFloat16) &&
                      fits_modulation(gate, x);
+  return p;
+}
+
+Problem qk_norm_problem(const QkNormArgs& args) {
+  const auto& x = args.x;
+  const auto& w = args.weight;
+  if (!x.defined() || !w.defined()) return {};
+  Problem p = base_problem(x);
+  p.contiguous = p.contiguous && w.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(w));
+  p.operands_match = x.dim() == 3 && w.dim() == 1 && w.scalar_type() == at::kFloat && w.device() == x.device() &&
+                     w.size(0) == x.size(2);
+  if (!args.table.defined() || !p.operands_match) return p;
+  const auto& t = args.table;
+  const int64_t heads = args.heads, c = x.size(2);
+  p.operands_match = heads > 0 && c % heads == 0 && (c / heads) % 2 == 0 && t.dim() == 3 &&
+                     t.scalar_type() == at::kDouble && t.device() == x.device() && t.size(0) == x.size(1) &&
+                     t.size(1) * 2 == c / heads && t.size(2) == 2;
+  if (!p.operands_match) return p;
+  p.shape = {x.size(0), x.size(1), heads, c / heads};
+  p.contiguous = p.contiguous && t.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(t));
   return p;
 }
 

@@ -1,4 +1,5 @@
-// Kernel families of the wam model (RoPE, [video;action] concat/split, AdaLN chains),
+// Kernel families of the wam model (RoPE, [video;action] concat/split, AdaLN chains,
+// q/k RMSNorm),
 // their tunable parameters as data, and their variants. The trainer reads this to fill
 // the manifest and to pick a variant; the plain variant is always there.
 #pragma once
@@ -30,6 +31,16 @@ struct AdalnArgs {
   double eps = 1e-6;
 };
 
+// QKNORM: RMSNorm of x [B, S, C] with a float32 weight [C]; with a table (defined), the
+// result viewed [B, S, heads, C / heads] and rotated by the 3-D RoPE table [S, hd/2, 2].
+struct QkNormArgs {
+  at::Tensor x;
+  at::Tensor weight;
+  double eps = 1e-6;
+  at::Tensor table;  // undefined: RMSNorm only
+  int64_t heads = 1;
+};
+
 class RopeVariant : public Variant {
  public:
   virtual at::Tensor run(const RopeArgs& args, const ParamValues& params) const = 0;
@@ -45,6 +56,11 @@ class AdalnVariant : public Variant {
   virtual at::Tensor run(const AdalnArgs& args, const ParamValues& params) const = 0;
   virtual at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
                                     const ParamValues& params) const = 0;
+};
+
+class QkNormVariant : public Variant {
+ public:
+  virtual at::Tensor run(const QkNormArgs& args, const ParamValues& params) const = 0;
 };
 
 // One family as the manifest shows it.
@@ -78,10 +94,12 @@ Status check_params(const FamilyInfo& family, const ParamValues& params);
 const RopeVariant& plain_rope();
 const CatVariant& plain_cat();
 const AdalnVariant& plain_adaln();
+const QkNormVariant& plain_qk_norm();
 // The fused CUDA variants; nullptr in a build without CUDA.
 const RopeVariant* fused_rope();
 const CatVariant* fused_cat();
 const AdalnVariant* fused_adaln();
+const QkNormVariant* fused_qk_norm();
 
 // Problems built from the actual operands (shape/dtype/device of the main operand,
 // contiguity, pointer alignment, and whether the other operands fit): what
@@ -91,5 +109,7 @@ Problem cat_problem(const CatArgs& args);  // shape: the joint [B, Sv + Sa, C]
 Problem split_problem(const at::Tensor& joint, int64_t video_len);
 Problem adaln_problem(const AdalnArgs& args);
 Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+// shape: x's [B, S, C], or [B, S, heads, C / heads] when args.table is defined.
+Problem qk_norm_problem(const QkNormArgs& args);
 
 }  // namespace sg::kernels

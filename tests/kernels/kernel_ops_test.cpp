@@ -47,10 +47,31 @@ class TestCat final : public CatVariant {
   mutable std::atomic<int> calls{0};
 };
 
+// A stand-in QKNORM variant: the plain composite (with or without the rotation),
+// optionally off by one ulp; counts calls with and without a table.
+class TestQkNorm final : public QkNormVariant {
+ public:
+  explicit TestQkNorm(bool wrong) : wrong_(wrong) {}
+  std::string name() const override { return "test_qk_norm"; }
+  Status can_implement(const Problem& p, const ParamValues&) const override {
+    return p.operands_match && p.dtype == at::kFloat ? Status::kSuccess : Status::kErrorNotSupported;
+  }
+  at::Tensor run(const QkNormArgs& a, const ParamValues&) const override {
+    ++(a.table.defined() ? rope_calls : norm_calls);
+    auto y = plain_qk_norm().run(a, {});
+    return wrong_ ? at::nextafter(y, at::full_like(y, 1e30)) : y;
+  }
+  mutable std::atomic<int> norm_calls{0}, rope_calls{0};
+
+ private:
+  bool wrong_;
+};
+
 class KernelOps : public ::testing::Test {
  protected:
   void TearDown() override {
     testing::override_fused(nullptr, nullptr, nullptr);
+    testing::override_fused_qk_norm(nullptr);
     select_kernels({});
     testing::reset_first_call_checks();
   }
@@ -153,6 +174,57 @@ TEST_F(KernelOps, InjectedMismatchFallsBackAndCatSplitAreCheckedSeparately) {
   const int before = cat.calls.load();
   joint_cat(v, a);
   EXPECT_EQ(cat.calls.load(), before) << "a fallen-back family stays plain";
+}
+
+TEST_F(KernelOps, QkNormRunsFusedAndNormRopeNeedsRopeSelectedToo) {
+  TestQkNorm exact(false);
+  TestRope rope(false);
+  testing::override_fused(&rope, nullptr, nullptr);
+  testing::override_fused_qk_norm(&exact);
+  auto table = rope3d_table(1, 2, 3, 8, 10000.0, at::kCPU);
+  auto x = at::randn({2, 6, 16}).requires_grad_(true);
+  auto w = at::randn({16}).requires_grad_(true);
+  const auto ref = rms_norm_rope_reference(x.detach(), w.detach(), 1e-6, table, 2);
+  KernelSelection sel;
+  sel.fused_qk_norm = true;
+  select_kernels(sel);
+  EXPECT_TRUE(bitwise_equal(rms_norm(x, w, 1e-6).detach(), rms_norm_reference(x.detach(), w.detach(), 1e-6)));
+  EXPECT_GE(exact.norm_calls.load(), 2);  // first-call comparison and the call
+  // Without ROPE selected the video q/k path is the two ops: the fused norm, plain rope.
+  EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 2).detach(), ref));
+  EXPECT_EQ(exact.rope_calls.load(), 0);
+  EXPECT_EQ(rope.calls.load(), 0);
+  sel.fused_rope = true;
+  select_kernels(sel);
+  EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 2).detach(), ref));
+  EXPECT_GE(exact.rope_calls.load(), 2);
+  EXPECT_EQ(rope.calls.load(), 0) << "one fused pass, no separate rotation";
+  EXPECT_TRUE(fallen_back_families().empty());
+  // The model's text encoder keeps a bf16 weight: not implementable, plain.
+  const int before = exact.norm_calls.load();
+  rms_norm(x.detach(), w.detach().to(at::kBFloat16), 1e-6);
+  EXPECT_EQ(exact.norm_calls.load(), before);
+}
+
+TEST_F(KernelOps, DifferingQkNormFallsBackAndNormRopeThenComposesTheTwoOps) {
+  TestQkNorm wrong(true);
+  TestRope rope(false);
+  testing::override_fused(&rope, nullptr, nullptr);
+  testing::override_fused_qk_norm(&wrong);
+  KernelSelection sel;
+  sel.fused_qk_norm = true;
+  sel.fused_rope = true;
+  select_kernels(sel);
+  auto table = rope3d_table(1, 2, 3, 8, 10000.0, at::kCPU);
+  auto x = at::randn({2, 6, 16}), w = at::randn({16});
+  ::testing::internal::CaptureStderr();
+  auto q = rms_norm_rope(x, w, 1e-6, table, 2);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("QKNORM (norm_rope)"), std::string::npos) << err;
+  EXPECT_EQ(fallen_back_families(), std::vector<std::string>{"QKNORM"});
+  EXPECT_TRUE(bitwise_equal(q, rms_norm_rope_reference(x, w, 1e-6, table, 2)));
+  EXPECT_GE(rope.calls.load(), 1) << "the rotation still runs ROPE's variant";
+  EXPECT_TRUE(bitwise_equal(rms_norm(x, w, 1e-6), rms_norm_reference(x, w, 1e-6)));
 }
 
 }  // namespace

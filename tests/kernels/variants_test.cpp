@@ -1,5 +1,6 @@
 // Every kernel variant against the reference ops (the plain variants today; fused CUDA
 // variants join when they exist), plus the registry's parameter parsing and constraints.
+#include "kernels/ops/kernel_ops.hpp"
 #include "kernels/reference/reference_ops.hpp"
 #include "kernels/registry/families.hpp"
 
@@ -52,10 +53,31 @@ TEST(Variants, PlainVariantsMatchReferenceBitwise) {
   auto shift = at::randn({2, 1, 8}), scale = at::randn({2, 1, 8}), gate = at::randn({2, 1, 8});
   EXPECT_TRUE(at::equal(plain_adaln().run({v, shift, scale, 1e-6}, none), adaln_modulate_reference(v, shift, scale, 1e-6)));
   EXPECT_TRUE(at::equal(plain_adaln().gated_residual(v, v, gate, none), gated_residual_reference(v, v, gate)));
+
+  auto w = at::randn({8});
+  EXPECT_TRUE(bitwise_equal(plain_qk_norm().run({v, w, 1e-6, at::Tensor(), 1}, none), rms_norm_reference(v, w, 1e-6)));
+  auto qt = rope3d_table(1, 1, 5, 8, 10000.0, at::kCPU);
+  auto q = plain_qk_norm().run({v, w, 1e-6, qt, 1}, none);
+  EXPECT_EQ(q.sizes(), (at::IntArrayRef{2, 5, 1, 8}));
+  EXPECT_TRUE(bitwise_equal(q, rope3d_apply_reference(rms_norm_reference(v, w, 1e-6).view({2, 5, 1, 8}), qt)));
+}
+
+TEST(Variants, RmsNormReferenceIsWanRmsNorm) {
+  at::manual_seed(4);
+  auto x = at::randn({2, 3, 16}, at::kDouble);
+  auto w = at::randn({16});
+  auto y = rms_norm_reference(x.to(at::kBFloat16), w, 1e-6);
+  EXPECT_EQ(y.scalar_type(), at::kFloat) << "bf16 normed times a float32 weight promotes";
+  auto expect = x / at::sqrt(x.pow(2).mean(-1, true) + 1e-6) * w.to(at::kDouble);
+  EXPECT_TRUE(at::allclose(y.to(at::kDouble), expect, 2e-2, 2e-2));
+  // float64 x still normalizes in float32 (Wan's x.float()): float32 accuracy.
+  auto y64 = rms_norm_reference(x, w.to(at::kDouble), 1e-6);
+  EXPECT_EQ(y64.scalar_type(), at::kDouble);
+  EXPECT_TRUE(at::allclose(y64, expect, 1e-5, 1e-5));
 }
 
 TEST(Registry, FamiliesDescribeParametersAndAvailability) {
-  ASSERT_EQ(families().size(), 3u);
+  ASSERT_EQ(families().size(), 4u);
   for (const auto& f : families()) {
     EXPECT_EQ(f.env, "SG_KERNEL_" + f.name);
     EXPECT_FALSE(f.parameters.empty());
@@ -79,6 +101,10 @@ TEST(Registry, ParsesParametersAndChecksConstraints) {
   EXPECT_EQ(parse_params(rope, "threads=256,vec=4", nullptr), "");
   const auto& adaln = family("ADALN");
   EXPECT_EQ(parse_params(adaln, "threads=512,vec=4", nullptr), "");
+  EXPECT_EQ(parse_params(adaln, "threads=512,vec=4,pack=4", nullptr), "");
+  EXPECT_NE(parse_params(adaln, "pack=2", nullptr), "");
+  EXPECT_EQ(parse_params(family("QKNORM"), "threads=512,vec=4", nullptr), "");
+  EXPECT_NE(parse_params(family("QKNORM"), "threads=1024", nullptr), "");
   EXPECT_NE(parse_params(family("CAT"), "threads=512,rows_per_block=4", nullptr).find("constraint"), std::string::npos);
   EXPECT_EQ(std::string(to_string(Status::kErrorConstraint)), "constraint_violated");
 }
@@ -104,6 +130,9 @@ TEST(Registry, DefaultsFillOmittedParametersAndAreLegal) {
   EXPECT_EQ(check_params(cat, {{"threads", 100}, {"rows_per_block", 1}}), Status::kErrorConstraint);
   EXPECT_EQ(check_params(cat, {{"threads", 128}}), Status::kErrorConstraint) << "incomplete";
   EXPECT_EQ(with_defaults(cat, {{"threads", 128}}).at("rows_per_block"), 2);
+  // flat=1 copies in one grid-stride loop: rows_per_block must be 1 (no duplicate variants).
+  EXPECT_EQ(parse_params(cat, "flat=1,rows_per_block=1", nullptr), "");
+  EXPECT_NE(parse_params(cat, "flat=1", nullptr).find("flat*rows_per_block<=1"), std::string::npos);
 }
 
 TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
@@ -139,6 +168,22 @@ TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
   EXPECT_TRUE(gated_problem(v, v.to(at::kBFloat16), mod[2]).operands_match);
   EXPECT_FALSE(gated_problem(v, v.to(at::kHalf), mod[2]).operands_match);
   EXPECT_FALSE(gated_problem(v, a, mod[2]).operands_match);
+
+  auto w = at::randn({8});
+  auto qp = qk_norm_problem({v, w, 1e-6, at::Tensor(), 1});
+  EXPECT_EQ(qp.shape, (std::vector<int64_t>{2, 5, 8}));
+  EXPECT_TRUE(qp.operands_match);
+  EXPECT_FALSE(qk_norm_problem({v, w.to(at::kBFloat16), 1e-6, at::Tensor(), 1}).operands_match);
+  EXPECT_FALSE(qk_norm_problem({v, at::randn({7}), 1e-6, at::Tensor(), 1}).operands_match);
+  auto x12 = at::randn({2, 5, 12}), w12 = at::randn({12});
+  auto qt = rope3d_table(1, 1, 5, 6, 10000.0, at::kCPU);
+  auto rp = qk_norm_problem({x12, w12, 1e-6, qt, 2});
+  EXPECT_EQ(rp.shape, (std::vector<int64_t>{2, 5, 2, 6})) << "with a table: [B, S, heads, hd]";
+  EXPECT_TRUE(rp.operands_match);
+  EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt, 1}).operands_match) << "table is for hd = 6, not 12";
+  EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt, 5}).operands_match) << "12 % 5 != 0";
+  EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt.to(at::kFloat), 2}).operands_match);
+  EXPECT_TRUE(qk_norm_problem({at::Tensor(), w, 1e-6, at::Tensor(), 1}).shape.empty());
 }
 
 TEST(Variants, PlainVariantsMatchReferenceInFloat64) {

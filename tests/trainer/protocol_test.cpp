@@ -46,12 +46,13 @@ TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
     if (s.at("type") == "int") EXPECT_TRUE(s.contains("min") && s.contains("max"));
   }
   for (const char* must : {"TEXT_CACHE", "TEXT_MISS_FAST", "CONTEXT_TRUNC", "FAST_INPUT", "VAE_FIRST",
-                           "ATTN_BACKEND", "FUSED_ROPE", "FAST_CAT", "FUSED_ADALN", "CUDA_GRAPHS", "VAE_FULLCLIP",
+                           "ATTN_BACKEND", "FUSED_ROPE", "FAST_CAT", "FUSED_ADALN", "FUSED_QK_NORM", "CUDA_GRAPHS",
+                           "VAE_FULLCLIP",
                            "VAE_CHANNELS_LAST", "CKPT_LAYERS", "MIXED_ATTN_CKPT", "TEXT_ENCODER_OFFLOAD",
                            "DATA_WORKERS", "PIN_MEMORY", "ALLOC_EXPANDABLE"}) {
     EXPECT_TRUE(switches.count(must)) << must;
   }
-  EXPECT_EQ(m.at("kernel_families").size(), 3u);
+  EXPECT_EQ(m.at("kernel_families").size(), 4u);
 }
 
 TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
@@ -66,7 +67,8 @@ TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
 TEST(Protocol, CudaOnlySwitchesAreUnavailableOnCpuBuild) {
   for (const auto& s : describe().at("switches")) {
     const std::string name = s.at("name");
-    if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" || name == "CUDA_GRAPHS" ||
+    if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" || name == "FUSED_QK_NORM" ||
+        name == "CUDA_GRAPHS" ||
         name == "PIN_MEMORY" || name == "ALLOC_EXPANDABLE" || name == "ATTN_BACKEND") {
       EXPECT_FALSE(s.at("available").get<bool>()) << name;
     }

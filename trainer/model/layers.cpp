@@ -1,6 +1,7 @@
 // Backbone building blocks (see layers.hpp).
 #include "trainer/model/layers.hpp"
 
+#include "kernels/ops/kernel_ops.hpp"
 #include "trainer/errors.hpp"
 
 #include <torch/version.h>
@@ -21,11 +22,9 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
   weight = register_parameter("weight", torch::ones({dim}));
 }
 
-at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
-  auto xf = x.to(at::kFloat);
-  auto normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return normed.to(x.scalar_type()) * weight;
-}
+// The reference composite (kernels/reference/rms_norm_reference.cpp), or the fused QKNORM
+// variant when FUSED_QK_NORM selects it.
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) { return sg::kernels::rms_norm(x, weight, eps); }
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
   fc1 = register_module("fc1", torch::nn::Linear(dim, hidden));

@@ -1,6 +1,6 @@
 // MoT layer (see mot_layer.hpp). Elementwise chains go through the kernel ops, which run
-// the fused variant of a family selected by its switch (FUSED_ROPE, FAST_CAT,
-// FUSED_ADALN; see kernels/ops/kernel_ops.hpp) and the plain reference ops otherwise.
+// the fused variant of a family selected by its switch (FUSED_ROPE, FAST_CAT, FUSED_ADALN,
+// FUSED_QK_NORM; see kernels/ops/kernel_ops.hpp) and the plain reference ops otherwise.
 #include "trainer/model/mot_layer.hpp"
 
 #include "kernels/ops/kernel_ops.hpp"
@@ -41,8 +41,9 @@ std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& 
                                                               const at::Tensor& rope, const at::Tensor& mask,
                                                               AttnBackend backend) {
   const int64_t b = h_v.size(0), tv = h_v.size(1), ta = h_a.size(1);
-  auto qv = sg::kernels::rope_apply(norm_q_v(q_v(h_v)).view({b, tv, heads, head_dim}), rope);
-  auto kv = sg::kernels::rope_apply(norm_k_v(k_v(h_v)).view({b, tv, heads, head_dim}), rope);
+  // rope(norm(x).view(b, tv, heads, head_dim)): one pass when FUSED_QK_NORM and FUSED_ROPE are both on.
+  auto qv = sg::kernels::rms_norm_rope(q_v(h_v), norm_q_v->weight, norm_q_v->eps, rope, heads);
+  auto kv = sg::kernels::rms_norm_rope(k_v(h_v), norm_k_v->weight, norm_k_v->eps, rope, heads);
   auto vv = v_v(h_v);
   auto qa = norm_q_a(q_a(h_a));
   auto ka = norm_k_a(k_a(h_a));

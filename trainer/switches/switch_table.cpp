@@ -156,6 +156,11 @@ std::vector<SwitchSpec> build_table() {
                    "Fused AdaLN layer-norm + modulate and gated-residual chains keeping the op order "
                    "(kernel family ADALN).",
                    to(&Switches::fused_adaln), kernel_reason("ADALN")));
+  t.push_back(flag("FUSED_QK_NORM", I::kBitwise, E::kSpeed, {},
+                   "Fused q/k RMSNorm (kernel family QKNORM): the elementwise chains in one pass each around "
+                   "ATen's own row reductions, forward and backward; with FUSED_ROPE also on, the video q/k "
+                   "norm and rotation are one pass.",
+                   to(&Switches::fused_qk_norm), kernel_reason("QKNORM")));
   t.push_back(for_workloads(kAllWorkloads,
                             flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
                                  "Capture the training step (wam) or each decoder block with static shapes "

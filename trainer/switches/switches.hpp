@@ -21,6 +21,7 @@ struct Switches {
   bool fused_rope = false;
   bool fast_cat = false;
   bool fused_adaln = false;
+  bool fused_qk_norm = false;
   bool cuda_graphs = false;
   // VAE
   // lm packing

@@ -41,7 +41,7 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
   mo.mixed_attn_ckpt = sw.mixed_attn_ckpt;
   mo.memoize_tables = sw.fast_input;
   // Process-wide (one workload per process): the fused kernel families the switches select.
-  sg::kernels::select_kernels({sw.fused_rope, sw.fast_cat, sw.fused_adaln, sw.kernel_params});
+  sg::kernels::select_kernels({sw.fused_rope, sw.fast_cat, sw.fused_adaln, sw.kernel_params, sw.fused_qk_norm});
   model = WamModel(c, mo);
   model->to(device);
   text_ = std::make_unique<TextConditioner>(text_encoder_, sw, device);

@@ -1,0 +1,175 @@
+// benchmarks/variant_gap.cpp (speedgate-variant-gap): a campaign's chosen kernel variants
+// (preset first, else the fastest accepted evaluation, defaults when the family's
+// parameters are unset) against an exhaustive sweep, per family, summed over the
+// family's ops; unavailable and never-chosen families are reported, not compared.
+#include "benchmarks/variant_gap.hpp"
+
+#include <gtest/gtest.h>
+
+#include "agent/manifest/config.hpp"
+#include "tests/agent/test_util.hpp"
+
+namespace sg::bench {
+namespace {
+
+using nlohmann::json;
+
+json family(const std::string& name, const std::string& sw, bool available, const std::string& defaults) {
+  json f = {{"name", name}, {"env", "SG_KERNEL_" + name}, {"switch", sw}, {"available", available},
+            {"unavailable_reason", available ? "" : "no CUDA in this build"}};
+  if (!defaults.empty()) f["defaults"] = defaults;
+  return f;
+}
+
+json row(const char* variant, json params, double fwdbwd_us) {
+  return {{"variant", variant}, {"params", std::move(params)}, {"fwd_us", fwdbwd_us / 2}, {"fwdbwd_us", fwdbwd_us}};
+}
+
+// ROPE: two ops; threads=128,vec=2 is best in sum (10 + 11 = 21) though not per op.
+// CAT: one op. ADALN: swept, never chosen. QKNORM: unavailable in the campaign.
+json sweep(const std::string& size = "base") {
+  return {{"gpu", "Test GPU"},
+          {"shape", {{"workload", "wam"}, {"size", size}, {"micro_batch", 8}}},
+          {"ops",
+           {{{"op", "rope a"},
+             {"family", "ROPE"},
+             {"rows",
+              {row("plain_aten", json::object(), 100), row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 10),
+               row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 9)}}},
+            {{"op", "rope b"},
+             {"family", "ROPE"},
+             {"rows",
+              {row("plain_aten", json::object(), 100), row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 11),
+               row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 13)}}},
+            {{"op", "cat"},
+             {"family", "CAT"},
+             {"rows",
+              {row("plain_aten", json::object(), 50), row("fused_cuda", {{"threads", 128}, {"rows_per_block", 1}}, 40),
+               row("fused_cuda", {{"threads", 256}, {"rows_per_block", 1}}, 50)}}},
+            {{"op", "gated"},
+             {"family", "ADALN"},
+             {"rows", {row("plain_aten", json::object(), 50), row("fused_cuda", {{"threads", 128}, {"vec", 4}}, 20)}}}}}};
+}
+
+class VariantGap : public ::testing::Test {
+ protected:
+  void SetUp() override { db_ = agent::test::make_temp_dir("variantgap") + "/s.db"; }
+
+  std::int64_t campaign(agent::Store& s, const std::string& size = "base") {
+    agent::CampaignRow c;
+    c.workload = "wam";
+    c.size = size;
+    c.trainer = "/bin/true";
+    c.manifest = {{"kernel_families",
+                   {family("ROPE", "FUSED_ROPE", true, "threads=128,vec=2"),
+                    family("CAT", "FAST_CAT", true, "threads=128,rows_per_block=2"),
+                    family("ADALN", "FUSED_ADALN", true, "threads=128,vec=4"),
+                    family("QKNORM", "FUSED_QK_NORM", false, "threads=256,vec=2")}}};
+    c.options = json::object();
+    return s.create_campaign(c);
+  }
+
+  void accepted(agent::Store& s, std::int64_t id, const agent::Config& cfg, double speedup) {
+    agent::EvaluationRow e;
+    e.campaign_id = id;
+    e.strategy = "local";
+    e.config_key = agent::config_key(cfg);
+    e.steps = 3;
+    e.disposition = agent::Disposition::accepted;
+    e.gate_class = "bitwise";
+    e.speedup = speedup;
+    s.add_evaluation(e);
+  }
+
+  const FamilyGap& of(const GapReport& r, const std::string& name) {
+    for (const auto& g : r.families) {
+      if (g.family == name) return g;
+    }
+    throw std::runtime_error("no family " + name);
+  }
+
+  std::string db_;
+};
+
+TEST_F(VariantGap, PresetChoiceIsComparedWithTheSweepsBestSummedOverOps) {
+  agent::Store s(db_);
+  const auto id = campaign(s);
+  agent::PresetRow p;
+  p.campaign_id = id;
+  p.name = "fast";
+  p.path = "presets/fast.env";
+  p.content = "# speedgate preset\nSG_FUSED_ROPE=1\nSG_KERNEL_ROPE=vec=2,threads=64\nSG_FAST_CAT=1\n";
+  s.add_preset(p);
+  // A faster accepted evaluation does not override the preset.
+  accepted(s, id, {{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128,vec=2"}}, 2.0);
+  const auto r = variant_gap(s, std::nullopt, sweep());
+  EXPECT_EQ(r.campaign_id, id);
+  EXPECT_TRUE(r.shapes_match);
+  const auto& rope = of(r, "ROPE");
+  ASSERT_EQ(rope.status, "compared") << rope.detail;
+  EXPECT_EQ(rope.chosen, "threads=64,vec=2");
+  EXPECT_EQ(rope.chosen_from, "preset fast");
+  EXPECT_EQ(rope.best, "threads=128,vec=2");
+  EXPECT_DOUBLE_EQ(rope.chosen_us, 22.0);
+  EXPECT_DOUBLE_EQ(rope.best_us, 21.0);
+  EXPECT_NEAR(rope.gap_percent, 100.0 / 21.0, 1e-9);
+  EXPECT_EQ(rope.ops, (std::vector<std::string>{"rope a", "rope b"}));
+  // CAT on without parameters: the manifest's defaults, which the sweep did not measure.
+  const auto& cat = of(r, "CAT");
+  EXPECT_EQ(cat.status, "params_not_swept");
+  EXPECT_EQ(cat.chosen, "rows_per_block=2,threads=128");
+  EXPECT_EQ(of(r, "ADALN").status, "not_chosen");
+  EXPECT_EQ(of(r, "QKNORM").status, "unavailable");
+  EXPECT_NE(of(r, "QKNORM").detail.find("no CUDA"), std::string::npos);
+  EXPECT_TRUE(gaps_within_limit(r));  // 4.8 %
+  const auto text = render_gap_text(r);
+  EXPECT_NE(text.find("| ROPE | compared | threads=64,vec=2 | preset fast | threads=128,vec=2"), std::string::npos)
+      << text;
+  EXPECT_EQ(render_gap_json(r).at("within_limit"), true);
+}
+
+TEST_F(VariantGap, FastestAcceptedEvaluationWhenNoPresetAndGapOverLimitFails) {
+  agent::Store s(db_);
+  const auto id = campaign(s, "tiny");
+  accepted(s, id, {{"FAST_CAT", "1"}, {"KERNEL_CAT", "threads=256,rows_per_block=1"}}, 1.2);
+  accepted(s, id, {{"FAST_CAT", "1"}}, 1.1);
+  const auto r = variant_gap(s, id, sweep());
+  EXPECT_FALSE(r.shapes_match);
+  EXPECT_NE(render_gap_text(r).find("shapes differ"), std::string::npos);
+  const auto& cat = of(r, "CAT");
+  ASSERT_EQ(cat.status, "compared") << cat.detail;
+  EXPECT_EQ(cat.chosen, "rows_per_block=1,threads=256");
+  EXPECT_NE(cat.chosen_from.find("evaluation"), std::string::npos);
+  EXPECT_DOUBLE_EQ(cat.gap_percent, 25.0);
+  EXPECT_FALSE(gaps_within_limit(r));
+  EXPECT_EQ(render_gap_json(r).at("within_limit"), false);
+  EXPECT_EQ(of(r, "ROPE").status, "not_chosen");
+}
+
+TEST_F(VariantGap, CpuCampaignReportsEveryFamilyUnavailable) {
+  agent::Store s(db_);
+  agent::CampaignRow c;
+  c.workload = "wam";
+  c.size = "tiny";
+  c.trainer = "/bin/true";
+  c.manifest = {{"kernel_families", {family("ROPE", "FUSED_ROPE", false, ""), family("CAT", "FAST_CAT", false, "")}}};
+  c.options = json::object();
+  s.create_campaign(c);
+  const auto r = variant_gap(s, std::nullopt, sweep());
+  ASSERT_EQ(r.families.size(), 2u);
+  for (const auto& g : r.families) EXPECT_EQ(g.status, "unavailable") << g.family;
+  EXPECT_TRUE(gaps_within_limit(r));
+}
+
+TEST_F(VariantGap, BadInputNamesTheProblem) {
+  agent::Store s(db_);
+  EXPECT_THROW(variant_gap(s, std::nullopt, sweep()), std::invalid_argument);  // no campaign
+  campaign(s);
+  EXPECT_THROW(variant_gap(s, 99, sweep()), std::invalid_argument);
+  EXPECT_THROW(variant_gap(s, std::nullopt, json::array()), std::invalid_argument);
+  EXPECT_EQ(canonical_params("vec=2,threads=64"), "threads=64,vec=2");
+  EXPECT_THROW(canonical_params("threads"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace sg::bench
