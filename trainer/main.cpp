@@ -4,6 +4,8 @@
 //                       --grad-accum G --result PATH [--preset FILE] [--heartbeat PATH]
 //                       [--threads T] [--warmup-steps K] [--eval-batches E]
 // Exit codes: 0 ok, 2 usage/bad input, 3 out of memory, 4 non-finite loss, 1 crash.
+// Distributed runs (WORLD_SIZE > 1, torchrun's variables; docs/protocol.md "Distributed
+// runs"): every rank runs this; rank 0 alone writes the result file and the heartbeat.
 #include "trainer/errors.hpp"
 #include "trainer/manifest.hpp"
 #include "trainer/model/wam_config.hpp"
@@ -36,6 +38,9 @@ constexpr const char* kUsage =
     "Sizes: wam tiny|small|base|wam5b; lm and lm_osft tiny|small|1b|3b (docs/workloads.md).\n"
     "Switches come from SG_* environment variables or --preset (see describe --json); a switch\n"
     "set to a non-default value must apply to the workload (its manifest 'workloads').\n"
+    "Distributed: one process per rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,\n"
+    "MASTER_PORT set as torchrun does (or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID under srun);\n"
+    "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n";
 
 int64_t to_int(const std::string& flag, const std::string& v) {
   try {
@@ -101,13 +106,18 @@ int run_command(const std::vector<std::string>& args) {
     sw = resolve_switches(sg_environment(), opt.preset_path);
     validate_run_target(opt, sw);
     rt = setup_runtime(opt.threads, sw);
+    if (rt.world_size > 1 && opt.workload != "wam") {
+      throw BadInputError("workload '" + opt.workload + "' does not run distributed yet (WORLD_SIZE > 1 needs wam)");
+    }
   } catch (const BadInputError& e) {
     std::cerr << "speedgate-train: " << e.what() << "\n";
     return kExitUsage;
   }
+  if (rt.rank != 0) opt.heartbeat_path.clear();
   RunResult r;
   int code = kExitOk;
   try {
+    connect_distributed(rt);
     run_training(opt, sw, rt, r);
   } catch (const BadInputError& e) {
     r.status = "error", r.error = e.what(), code = kExitUsage;
@@ -119,7 +129,9 @@ int run_command(const std::vector<std::string>& args) {
     r.error = e.what();
     code = oom ? kExitOom : kExitCrash;
   }
-  if (code != kExitOk) std::cerr << "speedgate-train: " << r.status << ": " << r.error << "\n";
+  const std::string who = rt.world_size > 1 ? " rank " + std::to_string(rt.rank) : "";
+  if (code != kExitOk) std::cerr << "speedgate-train" << who << ": " << r.status << ": " << r.error << "\n";
+  if (rt.rank != 0) return code;  // rank 0 alone reports
   for (const auto& s : r.step_records) {
     std::cerr << "step " << s.step << " loss " << s.loss << " grad_norm " << s.grad_norm << " " << s.seconds << "s\n";
   }

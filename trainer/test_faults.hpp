@@ -4,6 +4,8 @@
 //   grad_accum_sum  sum micro-batch gradients instead of averaging them (G x the norm)
 //   nan             make the loss of step 1 NaN (exit 4)
 //   oom             throw an out-of-memory error at step 1 (exit 3)
+//   rank_crash      in a distributed run, rank 1 alone aborts (SIGABRT) at the start of
+//                   step 1; its peers must then fail promptly, not hang
 #pragma once
 
 #include <cstdlib>
@@ -15,6 +17,7 @@ struct TestFaults {
   bool grad_accum_sum = false;
   bool nan_loss = false;
   bool oom = false;
+  bool rank_crash = false;
 
   static TestFaults from_environment() {
     TestFaults f;
@@ -23,10 +26,11 @@ struct TestFaults {
     f.grad_accum_sum = s == "grad_accum_sum";
     f.nan_loss = s == "nan";
     f.oom = s == "oom";
+    f.rank_crash = s == "rank_crash";
     return f;
   }
   std::string name() const {
-    return grad_accum_sum ? "grad_accum_sum" : nan_loss ? "nan" : oom ? "oom" : "";
+    return grad_accum_sum ? "grad_accum_sum" : nan_loss ? "nan" : oom ? "oom" : rank_crash ? "rank_crash" : "";
   }
 };
 

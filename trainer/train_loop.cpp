@@ -197,6 +197,10 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
                              {"entries", cache->size()}};
   }
   if (const auto* off = wam.text().offload()) r.extra["text_encoder_offload"] = {{"loads", off->loads}};
+  if (comm != nullptr) {
+    r.extra["gradient_buckets"] = {{"buckets", reducer.plan().buckets.size()},
+                                   {"started_in_backward", reducer.started_in_backward()}};
+  }
   if (!faults.name().empty()) r.extra["test_fault"] = faults.name();
   r.status = "ok";
 }

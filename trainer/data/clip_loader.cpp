@@ -16,7 +16,7 @@ HostBatch build_batch(const SyntheticClips& data, const LoaderOptions& opt, int6
   batch.token_mask = at::empty({b, c.text_len}, host.dtype(at::kBool));
   if (opt.collate_uint8) batch.clip_u8 = at::empty({b, c.frames, c.height, c.width, 3}, host.dtype(at::kByte));
   for (int64_t i = 0; i < b; ++i) {
-    const int64_t id = opt.first_sample + index * b + i;
+    const int64_t id = opt.first_sample + index * (opt.batch_stride > 0 ? opt.batch_stride : b) + i;
     batch.sample_ids.push_back(id);
     uint8_t* frames = nullptr;
     if (opt.collate_uint8) {

@@ -32,10 +32,11 @@ struct LoaderOptions {
   bool collate_uint8 = false;  // one [B, T, H, W, 3] tensor instead of a list
   bool pin_memory = false;     // allocate host batches pinned (CUDA builds)
   int64_t first_sample = 0;    // sample id of batch 0's first sample
+  int64_t batch_stride = 0;    // sample ids from batch k's first to batch k+1's (0: batch_size)
   int64_t prefetch = 2;        // batches in flight per worker
 };
 
-// Builds batch `index` (samples first_sample + index * B ... + B - 1).
+// Builds batch `index` (samples first_sample + index * stride ... + B - 1).
 HostBatch build_batch(const SyntheticClips& data, const LoaderOptions& opt, int64_t index);
 
 class ClipLoader {

@@ -51,6 +51,8 @@ nlohmann::json to_json(const RunResult& r) {
   j["step_records"] = steps;
   j["param_digest"] = r.param_digest;
   j["optimizer_digest"] = r.optimizer_digest;
+  j["rank_param_digests"] = r.rank_param_digests;
+  j["zero_stage"] = r.zero_stage;
   j["eval_loss"] = r.has_eval ? number(r.eval_loss) : nlohmann::json(nullptr);
   j["eval_loss_bits"] = r.has_eval ? float_bits(r.eval_loss) : "";
   j["samples_per_s"] = r.samples_per_s;

@@ -2,6 +2,7 @@
 #include "trainer/runtime/runtime.hpp"
 
 #include "speedgate_build_info.hpp"
+#include "trainer/distributed/communicator.hpp"
 #include "trainer/errors.hpp"
 
 #include <torch/torch.h>
@@ -23,16 +24,6 @@
 
 namespace sg::trainer {
 namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  try {
-    return std::stoi(v);
-  } catch (const std::exception&) {
-    throw BadInputError(std::string("bad value of ") + name + ": " + v);
-  }
-}
 
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -82,13 +73,10 @@ bool is_out_of_memory(const std::exception& e) {
 
 Runtime setup_runtime(int threads, const Switches& sw) {
   Runtime rt;
-  rt.rank = env_int("RANK", 0);
-  rt.world_size = env_int("WORLD_SIZE", 1);
-  rt.local_rank = env_int("LOCAL_RANK", 0);
-  if (rt.world_size != 1) {
-    throw BadInputError("WORLD_SIZE=" + std::to_string(rt.world_size) +
-                        ": distributed runs are not implemented yet in speedgate-train");
-  }
+  rt.launch = launch_env_from_process();
+  rt.rank = rt.launch.rank;
+  rt.world_size = rt.launch.world_size;
+  rt.local_rank = rt.launch.local_rank;
   if (threads < 1) throw BadInputError("--threads must be >= 1");
   rt.threads = threads;
   // Before any CUDA initialisation: cuBLAS determinism and allocator settings.
@@ -102,12 +90,20 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   at::globalContext().setDeterministicCuDNN(true);
 #if SPEEDGATE_WITH_CUDA
   if (torch::cuda::is_available()) {
+    if (rt.local_rank >= static_cast<int>(torch::cuda::device_count())) {
+      throw BadInputError("LOCAL_RANK=" + std::to_string(rt.local_rank) + " but only " +
+                          std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+    }
     rt.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(rt.local_rank));
     c10::cuda::set_device(static_cast<c10::DeviceIndex>(rt.local_rank));
     if (sw.numa_bind) bind_to_gpu_numa_node(rt.local_rank);
   }
 #endif
   return rt;
+}
+
+void connect_distributed(Runtime& rt) {
+  if (rt.launch.distributed()) rt.comm = Communicator::connect(rt.launch, rt.device);
 }
 
 nlohmann::json fingerprint(const Runtime& rt) {
@@ -137,6 +133,7 @@ nlohmann::json fingerprint(const Runtime& rt) {
   fp["threads"] = rt.threads;
   fp["deterministic"] = rt.deterministic;
   fp["world_size"] = rt.world_size;
+  fp["dist_backend"] = rt.comm ? rt.comm->backend_name() : "";
   return fp;
 }
 

@@ -222,6 +222,25 @@ std::vector<SwitchSpec> build_table() {
                                  "Bind the process (training thread, loader workers) to the CPU cores of its "
                                  "GPU's NUMA node (the PCI device's local_cpulist) before any worker starts.",
                                  to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node"))));
+  // ---- distributed data parallel (WORLD_SIZE > 1; no-ops on one rank) ----
+  t.push_back(flag("OVERLAP_COMM", I::kBitwise, E::kSchedule, {},
+                   "Start each gradient bucket's all-reduce as soon as its gradients are ready during the "
+                   "last micro-batch's backward (post hooks on the gradient accumulators; NCCL's own stream, "
+                   "Gloo's worker threads) instead of after backward. Same flat buckets reduced the same way, "
+                   "so bitwise. No effect at world size 1.",
+                   to(&Switches::overlap_comm)));
+  t.push_back(integer("BUCKET_MB", 1, 1024, {"1", "4", "25", "100"}, "25", I::kTolerance, E::kSchedule, {},
+                      "Gradient all-reduce bucket size in MiB (parameters in reverse registration order packed "
+                      "into buckets of at most this size). Bitwise at 2 ranks (every element is one sum of two "
+                      "operands); with more ranks the collective's chunking, and so the summation order of an "
+                      "element, can depend on the bucket, hence tolerance. No effect at world size 1.",
+                      to(&Switches::bucket_mb)));
+  t.push_back(flag("ZERO1", I::kBitwise, E::kMemory, {},
+                   "ZeRO stage 1: AdamW state sharded across ranks (each keeps exp_avg/exp_avg_sq for a "
+                   "contiguous run of parameters, updates only those with LibTorch's AdamW and broadcasts "
+                   "them). Per-parameter math unchanged, so bitwise; optimizer memory / world size. No effect "
+                   "at world size 1.",
+                   to(&Switches::zero1)));
   return t;
 }
 

@@ -37,6 +37,10 @@ struct Switches {
   bool pin_memory = false;
   bool alloc_expandable = false;
   bool numa_bind = false;
+  // distributed (no-ops at world size 1)
+  bool overlap_comm = false;
+  int64_t bucket_mb = 25;
+  bool zero1 = false;
   // Kernel-family parameter strings ("threads=128,vec=2"), by family name.
   std::map<std::string, std::string> kernel_params;
   // Every switch's env name and value as resolved (defaults included), for the result.
