@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The H200 campaign behind presets/fast.env and presets/fast_80gb.env (issue #8): wam
+# `base` on one H200, presets for the reference job's target (32 samples per GPU on 8
+# GPUs, ZeRO-2) under the fast (141 GiB) and fast_80gb (80 GiB) budgets. A device call is
+# limited to 10 minutes, so the campaign runs in slices that resume on the same DB:
+#   benchmarks/h200_campaign.sh tune MINUTES   # run or resume for at most MINUTES
+#   benchmarks/h200_campaign.sh emit           # presets + report from the DB
+# env: BUILD_DIR (the CUDA build), DB (default .h200db/campaign.db), OUT (copies back).
+# The DB must travel with each call (device: carry its folder): a device machine keeps
+# no ignored path that a call does not carry.
+# Trial design (see benchmarks/results/h200-campaign.md for why): measured at micro-batch 8
+# with the memory probe at 16 (a base trial costs ~25 s, two thirds of it model build),
+# 4 steps (2 warm-up, 2 timed), one seed-band seed, one paired repeat, plan
+# stack,screen,greedy: the all-switches combinations and the memory frontier first, then
+# per-switch attribution with what the budget leaves.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BUILD_DIR:-$ROOT/build}/bin
+DB=${DB:-$ROOT/.h200db/campaign.db}
+OUT=${OUT:-/tmp/speedgate-out}
+mkdir -p "$(dirname "$DB")" "$OUT"
+CAMPAIGN=(--workload wam --size base --micro-batch 8 --target-micro-batch 32 --target-world-size 8 --zero-stage 2
+  --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
+  --repeats 1 --threads 8 --plan stack,screen,greedy --trial-timeout 300)
+case ${1:-} in
+  tune)
+    [ -n "${2:-}" ] || { echo "h200_campaign: tune needs MINUTES" >&2; exit 2; }
+    start=$(date +%s)
+    code=0
+    resume=()
+    [ -f "$DB" ] && resume=(--resume)  # later slices continue the campaign (docs/controller.md)
+    "$BIN/speedgate" tune --db "$DB" "${CAMPAIGN[@]}" "${resume[@]}" --budget-minutes "$2" --json \
+      >"$OUT/tune-$start.json" || code=$?
+    echo "h200_campaign: tune exit $code after $(( $(date +%s) - start )) s"
+    ;;
+  emit)
+    code=0
+    "$BIN/speedgate" presets emit --db "$DB" --out "$ROOT/presets" || code=$?
+    "$BIN/speedgate" report --db "$DB" >"$OUT/report.txt" || true
+    "$BIN/speedgate" report --db "$DB" --json >"$OUT/report.json" || true
+    cp "$ROOT"/presets/*.env "$ROOT/presets/README.md" "$OUT/" 2>/dev/null || true
+    echo "h200_campaign: presets emit exit $code"
+    ;;
+  *) echo "usage: h200_campaign.sh tune MINUTES | emit" >&2; exit 2 ;;
+esac
+cp "$DB" "$OUT/campaign.db"
