@@ -186,3 +186,11 @@ CREATE TABLE preset_verifications (
   reason TEXT NOT NULL DEFAULT '',
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
 );
+-- speedgate store, migration to schema version 3 (PRAGMA user_version = 3): executors.
+-- Where each trial ran: executor 'local' or 'slurm', the slots it held (GPU ids, CPU
+-- slot, or the Slurm node list), its data-parallel rank count and its Slurm job id
+-- (recorded at submission, so a resumed campaign can scancel a dead controller's job).
+ALTER TABLE trials ADD COLUMN executor TEXT;
+ALTER TABLE trials ADD COLUMN slots TEXT;
+ALTER TABLE trials ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE trials ADD COLUMN job_id TEXT;

@@ -17,6 +17,8 @@ packages=(
   python3-torch
   # dashboard tests: promtool + a real Prometheus server, headless Chromium
   prometheus chromium
+  # Slurm executor tests: a real single-node cluster (scripts/slurm/start-local-slurm.sh)
+  slurmctld slurmd slurm-client munge
   # fuzzing (scripts/fuzz.sh): clang with the libFuzzer runtime
   clang libclang-rt-14-dev
 )

@@ -41,6 +41,30 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   std::string strategies;
   for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
   app->add_option("--plan", o.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+  add_executor_options(app, o);
+}
+
+void add_executor_options(CLI::App* app, CampaignOptions& o) {
+  app->add_option("--executor", o.executor.kind,
+                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job per trial)")
+      ->check(CLI::IsMember({"local", "slurm"}))->capture_default_str();
+  app->add_option("--trial-world-size", o.trial_world_size,
+                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; slurm: srun -n W)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--gpus", o.executor.gpus,
+                  "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or CUDA_VISIBLE_DEVICES; 0 = CPU host)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_option("--parallel-trials", o.executor.parallel_trials,
+                  "trials at once: local GPU host default = slots / trial world size (at most that), "
+                  "CPU host and slurm default 1; speed pairs always run alone")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--slurm-partition", o.executor.slurm_partition, "slurm: partition (default: the cluster's default)");
+  app->add_option("--shared-dir", o.executor.shared_dir,
+                  "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
+                  "(default: the runs directory next to the database)");
+  app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
+                  "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
 }
 
 void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets) {

@@ -14,6 +14,10 @@ namespace sg::agent {
 // --memory-budget strings land in `budgets` (see apply_memory_budgets).
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets);
 
+// Declares where trials run: --executor, --gpus, --parallel-trials, --trial-world-size,
+// --slurm-partition, --shared-dir, --slurm-gpus-per-rank (docs/controller.md "Executors").
+void add_executor_options(CLI::App* app, CampaignOptions& o);
+
 // Parses NAME=SIZE budgets (default fast=141GiB fast_80gb=80GiB) into o.budgets, fills
 // the trainer default and checks --screen-steps. Throws UsageError.
 void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets);

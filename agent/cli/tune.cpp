@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "agent/cli/campaign_options.hpp"
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/presets/emit.hpp"
@@ -38,7 +39,7 @@ class TuneCommand : public Command {
         ->check(CLI::PositiveNumber);
     app_->add_option("--grad-accum", o_.grad_accum, "gradient accumulation steps")->check(CLI::PositiveNumber)->capture_default_str();
     app_->add_option("--trainer", o_.trainer, "trainer executable (default: speedgate-train next to speedgate)");
-    app_->add_flag("--resume", o_.require_resume, "require an unfinished campaign to continue (a plain re-run resumes too)");
+    app_->add_flag("--resume", o_.require_resume, "continue the latest campaign with the same options, also a finished one (budget slices); error if none");
     app_->add_option("--steps", o_.steps, "full (confirmation) step budget")->check(CLI::PositiveNumber)->capture_default_str();
     app_->add_option("--screen-steps", o_.screen_steps, "short step budget for screening (default max(3, steps/2))")->check(CLI::PositiveNumber);
     app_->add_option("--seeds", o_.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
@@ -49,6 +50,7 @@ class TuneCommand : public Command {
     std::string strategies;
     for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
     app_->add_option("--plan", o_.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+    add_executor_options(app_, o_);
     app_->add_option("--presets-out", presets_out_, "after the campaign, emit presets into this directory");
     app_->add_flag("--json", json_, "print the campaign summary as JSON on stdout");
   }

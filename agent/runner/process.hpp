@@ -1,7 +1,9 @@
-// Runs one child process under supervision: its own process group, stdout/stderr
-// drained asynchronously into log files, a deadline (SIGTERM to the group, grace,
-// SIGKILL), and an exit decoded into code vs signal. No shell anywhere: argv and the
-// environment are passed as lists.
+// Runs child processes under supervision: one process group for all of them (the
+// first child leads it), stdout/stderr of each drained asynchronously into its log
+// files, a deadline (SIGTERM to the group, grace, SIGKILL), and each exit decoded into
+// code vs signal. A member that fails while other members still run ends the group
+// the same way (the ranks of a distributed trial live and die together). No shell
+// anywhere: argv and the environment are passed as lists.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -40,6 +42,21 @@ struct ProcessOutcome {
 };
 
 ProcessOutcome run_process(const ProcessSpec& spec);
+
+struct GroupOutcome {
+  std::vector<ProcessOutcome> members;  // one per spec, in order
+  int pgid = 0;                         // 0 when nothing started
+  // The member whose failure (non-zero exit or a signal, before we signalled anyone)
+  // ended the group early; -1 when none did. Several failing in the same poll: a
+  // signalled one wins over an exit code (peers of a dead rank exit with an error).
+  int failed_member = -1;
+  bool deadline_hit = false;
+};
+
+// Runs every spec in one process group. The group-wide controls (deadline, grace,
+// drain_after_exit, on_tick) come from specs[0]. REQUIRES: !specs.empty().
+// A member that cannot be started kills the members already running.
+GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs);
 
 // The current environment without any SG_* variable (the trainer must see only
 // the switches we set).

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -55,6 +56,38 @@ std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultP
   }
 }
 
+bool is_launch_variable(const std::string& name) {
+  static const char* const kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                                       "MASTER_PORT", "GROUP_RANK", "ROLE_RANK", "TORCHELASTIC_RUN_ID",
+                                       // the trainer falls back to these under srun
+                                       "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"};
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
+                                      const std::string& heartbeat_path) {
+  return {"run",
+          "--workload", req.workload,
+          "--size", req.size,
+          "--steps", std::to_string(req.steps),
+          "--seed", std::to_string(req.seed),
+          "--micro-batch", std::to_string(req.micro_batch),
+          "--grad-accum", std::to_string(req.grad_accum),
+          "--threads", std::to_string(req.threads),
+          "--result", result_path,
+          "--heartbeat", heartbeat_path};
+}
+
+void decode_trial(TrialOutcome& out, const ResultParse& parsed) {
+  out.failure = decode_outcome(out.process, parsed, &out.reason);
+  if (out.failure && out.ranks.size() > 1) {
+    out.reason = fmt::format("rank {} of {}: {}", std::max(0, out.failed_rank), out.ranks.size(), out.reason);
+  }
+}
+
 TrialOutcome run_trial(const TrialRequest& req) {
   namespace fs = std::filesystem;
   fs::create_directories(req.dir);
@@ -67,33 +100,44 @@ TrialOutcome run_trial(const TrialRequest& req) {
   fs::remove(out.result_path, ec);
   fs::remove(heartbeat, ec);
 
-  ProcessSpec spec;
-  spec.exe = req.trainer;
-  spec.args = {"run",
-               "--workload", req.workload,
-               "--size", req.size,
-               "--steps", std::to_string(req.steps),
-               "--seed", std::to_string(req.seed),
-               "--micro-batch", std::to_string(req.micro_batch),
-               "--grad-accum", std::to_string(req.grad_accum),
-               "--threads", std::to_string(req.threads),
-               "--result", out.result_path,
-               "--heartbeat", heartbeat};
-  spec.env = inherited_env_without_switches();
-  for (const auto& kv : req.switch_env) spec.env.push_back(kv);
-  spec.stdout_log = out.stdout_log;
-  spec.stderr_log = out.stderr_log;
-  spec.deadline = req.deadline;
-  spec.grace = req.grace;
-  if (req.on_heartbeat) {
-    spec.on_tick = [&] { req.on_heartbeat(read_file(heartbeat, 1 << 16).value_or("")); };
+  std::vector<std::pair<std::string, std::string>> base;
+  for (auto& kv : inherited_env_without_switches()) {
+    if (!is_launch_variable(kv.first)) base.push_back(std::move(kv));
   }
-  out.process = run_process(spec);
+  for (const auto& kv : req.switch_env) base.push_back(kv);
+  for (const auto& kv : req.launch_env) base.push_back(kv);
+  const int world = std::max(1, req.world_size);
+  std::vector<ProcessSpec> ranks(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    ProcessSpec& spec = ranks[static_cast<std::size_t>(r)];
+    spec.exe = req.trainer;
+    spec.args = trainer_args(req, out.result_path, heartbeat);
+    spec.env = base;
+    if (world > 1) {
+      for (const char* k : {"RANK", "LOCAL_RANK"}) spec.env.emplace_back(k, std::to_string(r));
+      for (const char* k : {"WORLD_SIZE", "LOCAL_WORLD_SIZE"}) spec.env.emplace_back(k, std::to_string(world));
+    }
+    // Rank 0 keeps the single-rank names, so every trial has stdout.log/stderr.log.
+    const std::string suffix = r == 0 ? "" : fmt::format(".rank{}", r);
+    spec.stdout_log = (fs::path(req.dir) / ("stdout" + suffix + ".log")).string();
+    spec.stderr_log = (fs::path(req.dir) / ("stderr" + suffix + ".log")).string();
+  }
+  ProcessSpec& control = ranks.front();
+  control.deadline = req.deadline;
+  control.grace = req.grace;
+  if (req.on_heartbeat) {
+    control.on_tick = [&] { req.on_heartbeat(read_file(heartbeat, 1 << 16).value_or("")); };
+  }
+  GroupOutcome g = run_process_group(ranks);
+  out.ranks = g.members;
+  out.pgid = g.pgid;
+  out.failed_rank = g.failed_member;
+  out.process = g.members[static_cast<std::size_t>(std::max(0, g.failed_member))];
   ResultParse parsed;
   if (out.process.started && !out.process.deadline_hit && !out.process.signaled) {
     parsed = parse_result_file(out.result_path);
   }
-  out.failure = decode_outcome(out.process, parsed, &out.reason);
+  decode_trial(out, parsed);
   if (!out.failure) out.result = std::move(parsed.result);
   return out;
 }

@@ -1,6 +1,7 @@
-// One trainer run per the protocol (§2): builds argv and the environment, runs it
-// under the process supervisor, watches the heartbeat file and decodes the outcome
-// into either a parsed result or a failure disposition.
+// One trainer run per the protocol (§2): builds argv and the environment, runs its
+// ranks on this host under the process supervisor (one process group), watches the
+// heartbeat file and decodes the outcome into either a parsed result or a failure
+// disposition. Executors (executor.hpp) decide where and when a trial runs.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -21,6 +22,16 @@ struct TrialRequest {
   int steps = 4, seed = 0, micro_batch = 1, grad_accum = 1, threads = 2;
   std::vector<std::pair<std::string, std::string>> switch_env;  // SG_* entries only
   std::string dir;  // per-trial directory: result.json, stdout.log, stderr.log, heartbeat.json
+  // Data-parallel ranks. W > 1: each rank gets the torchrun contract (RANK, WORLD_SIZE,
+  // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT); rank 0 writes the result.
+  int world_size = 1;
+  // Added to every rank's environment by the executor (CUDA_VISIBLE_DEVICES, MASTER_*).
+  std::vector<std::pair<std::string, std::string>> launch_env;
+  // A speed measurement: it must not share its host with other trials.
+  bool exclusive = false;
+  std::string name;  // the trial's name for executors that show one (Slurm job name)
+  // Slurm: called once the job is submitted, with its id (recorded for resume).
+  std::function<void(const std::string& job_id)> on_submitted;
   std::chrono::milliseconds deadline{std::chrono::minutes(10)};
   std::chrono::milliseconds grace{std::chrono::seconds(5)};
   // Called about once a second with the heartbeat file's content (may be empty).
@@ -32,9 +43,25 @@ struct TrialOutcome {
   std::optional<Disposition> failure;
   std::string reason;
   std::optional<TrialResult> result;
-  ProcessOutcome process;
+  ProcessOutcome process;  // the rank that decided the outcome (the failing one, else rank 0)
+  std::vector<ProcessOutcome> ranks;
+  int failed_rank = -1;    // the rank whose failure ended the trial, -1 none
+  int pgid = 0;            // local runs: the trial's process group
+  std::string executor = "local", slots, job_id;  // where it ran (slots: GPU ids or CPU slot)
   std::string result_path, stdout_log, stderr_log;
 };
+
+// The variables of the torchrun launch contract: stripped from the controller's own
+// environment before a trial (a controller started under srun or torchrun must not
+// hand its own rank to the trainer) and set per rank when W > 1.
+bool is_launch_variable(const std::string& name);
+
+// The trainer's argv after the executable (`run --workload ... --heartbeat PATH`).
+std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
+                                      const std::string& heartbeat_path);
+
+// Decodes a finished trial: exit/signal of the deciding rank and the result file.
+void decode_trial(TrialOutcome& out, const ResultParse& parsed);
 
 TrialOutcome run_trial(const TrialRequest& req);
 

@@ -12,6 +12,7 @@
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
+#include "agent/store/trial_launch.hpp"
 
 namespace sg::agent {
 
@@ -20,11 +21,16 @@ using nlohmann::json;
 json CampaignOptions::to_json() const {
   json budgets_j = json::object();
   for (const auto& b : budgets) budgets_j[b.name] = b.bytes;
-  return {{"workload", workload}, {"size", size}, {"trainer", trainer}, {"memory_budgets", budgets_j},
-          {"target_micro_batch", target_micro_batch}, {"target_world_size", target_world_size},
-          {"zero_stage", zero_stage}, {"micro_batch", micro_batch}, {"grad_accum", grad_accum},
-          {"steps", steps}, {"screen_steps", screen_steps}, {"seeds", seeds}, {"threads", threads},
-          {"repeats", repeats}, {"band_factor", band_factor}, {"plan", plan}};
+  json j = {{"workload", workload}, {"size", size}, {"trainer", trainer}, {"memory_budgets", budgets_j},
+            {"target_micro_batch", target_micro_batch}, {"target_world_size", target_world_size},
+            {"zero_stage", zero_stage}, {"micro_batch", micro_batch}, {"grad_accum", grad_accum},
+            {"steps", steps}, {"screen_steps", screen_steps}, {"seeds", seeds}, {"threads", threads},
+            {"repeats", repeats}, {"band_factor", band_factor}, {"plan", plan}};
+  // Only when it changes what is measured: campaigns of one-rank trials keep the
+  // options (and so resume) they had before executors existed. The executor itself
+  // does not change results and is not part of the options.
+  if (trial_world_size != 1) j["trial_world_size"] = trial_world_size;
+  return j;
 }
 
 void CampaignOptions::validate() const {
@@ -46,6 +52,8 @@ void CampaignOptions::validate() const {
   need(target_micro_batch >= 0 && micro_batch >= 0, "micro-batches must be >= 1");
   need(grad_accum >= 1, "--grad-accum must be >= 1");
   need(!budgets.empty(), "at least one --memory-budget is needed");
+  need(trial_world_size >= 1, "--trial-world-size must be >= 1");
+  executor.validate();
   for (const auto& p : plan) {
     need(StrategyRegistry::instance().create(p) != nullptr, "unknown strategy '" + p + "' in --plan");
   }
@@ -69,17 +77,21 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     spdlog::warn("--repeats {} < 3: speedups rest on {} paired measurement(s); noise may pass the gate's speed test",
                  opt.repeats, opt.repeats);
   }
+  make_executor(opt.executor, opt.trial_world_size);  // refuses impossible executors before anything is written
   Store store(opt.db_path);
 
   std::int64_t cid = 0;
-  auto prev = store.latest_campaign(/*unfinished_only=*/true, opt.workload, opt.size);
+  // A plain run resumes an interrupted campaign; --resume also reopens the latest finished
+  // one (e.g. a campaign run in budget slices): recorded trials are reused, not re-run.
+  auto prev = store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
   if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
     cid = prev->id;
+    if (prev->state != "running") store.reopen_campaign(cid);
     spdlog::info("resuming campaign {} (started {})", cid, prev->created_at);
   } else {
     if (opt.require_resume) {
       throw UsageError(prev ? fmt::format("campaign {} cannot be resumed: trainer, manifest or options differ", prev->id)
-                            : "--resume: no unfinished campaign for this workload and size in " + opt.db_path);
+                            : "--resume: no campaign for this workload and size in " + opt.db_path);
     }
     CampaignRow c;
     c.workload = opt.workload;
@@ -90,11 +102,11 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     cid = store.create_campaign(c);
     spdlog::info("campaign {} started in {}", cid, opt.db_path);
   }
+  CampaignEvaluator evaluator(store, cid, manifest, opt);
   for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
     spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
+    evaluator.executor().cancel_orphan(trial_job_id(store, id));
   }
-
-  CampaignEvaluator evaluator(store, cid, manifest, opt);
   SearchOptions so;
   so.screen_steps = opt.screen_steps;
   so.full_steps = opt.steps;

@@ -10,6 +10,7 @@
 
 #include "agent/common/units.hpp"
 #include "agent/manifest/manifest.hpp"
+#include "agent/runner/executor.hpp"
 
 namespace sg::agent {
 
@@ -34,6 +35,10 @@ struct CampaignOptions {
   std::vector<std::string> plan;  // default_plan() when empty
   double trial_deadline_s = 600;
   bool progress = false;       // a progress line on stderr
+  // Where trials run (--executor local|slurm, GPU slots, parallel trials, Slurm
+  // partition and shared directory) and how many data-parallel ranks each has.
+  ExecutorOptions executor;
+  int trial_world_size = 1;    // ranks per trial (--trial-world-size); part of the trial key when > 1
 
   nlohmann::json to_json() const;
   // Throws UsageError naming the bad field.

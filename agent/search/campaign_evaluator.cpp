@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +16,7 @@
 #include "agent/common/floats.hpp"
 #include "agent/manifest/kernel_params.hpp"
 #include "agent/runner/trial.hpp"
+#include "agent/store/trial_launch.hpp"
 
 namespace sg::agent {
 
@@ -77,6 +81,8 @@ CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, con
   int def = size ? size->default_micro_batch : 1;
   micro_batch_ = opt_.micro_batch > 0 ? opt_.micro_batch : def;
   target_micro_batch_ = opt_.target_micro_batch > 0 ? opt_.target_micro_batch : def;
+  executor_ = make_executor(opt_.executor, opt_.trial_world_size);
+  runs_dir_ = opt_.executor.shared_dir.empty() ? opt_.runs_dir : opt_.executor.shared_dir;
 }
 
 void CampaignEvaluator::check_budget() const {
@@ -102,92 +108,197 @@ void CampaignEvaluator::progress(const std::string& what) const {
   std::fflush(stderr);
 }
 
-CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed, int steps,
-                                              int micro_batch, int repeat, const std::string& paired_with) {
-  const std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", purpose, config_key(c), seed, steps,
-                                      micro_batch, opt_.grad_accum, opt_.threads, repeat, paired_with);
+std::string CampaignEvaluator::key_of(const Plan& p) const {
+  std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", p.purpose, config_key(p.config), p.seed, p.steps,
+                                p.micro_batch, opt_.grad_accum, opt_.threads, p.repeat, p.paired_with);
+  if (opt_.trial_world_size > 1) key += fmt::format("|w{}", opt_.trial_world_size);
+  return key;
+}
+
+std::optional<CampaignEvaluator::Run> CampaignEvaluator::stored(Store& store, const std::string& key) {
+  auto row = store.find_trial(campaign_id_, key);
+  if (!row || row->state != "finished" || row->disposition == Disposition::stale) return std::nullopt;
   Run out;
-  if (warm_start_) warm_start_(purpose, key);
-  if (auto row = store_.find_trial(campaign_id_, key); row && row->state == "finished" &&
-                                                       row->disposition != Disposition::stale) {
-    out.trial_id = row->id;
-    if (row->run_ok) {
-      ResultParse p = parse_result_text(row->result_json);
-      if (p.result) {
-        out.result = std::move(p.result);
-        return out;
-      }
-      out.failure = Disposition::invalid_result;
-      out.reason = "stored result unreadable: " + p.error;
+  out.trial_id = row->id;
+  if (row->run_ok) {
+    ResultParse p = parse_result_text(row->result_json);
+    if (p.result) {
+      out.result = std::move(p.result);
       return out;
     }
-    out.failure = row->disposition.value_or(Disposition::crash);
-    out.reason = row->reason;
+    out.failure = Disposition::invalid_result;
+    out.reason = "stored result unreadable: " + p.error;
     return out;
   }
+  out.failure = row->disposition.value_or(Disposition::crash);
+  out.reason = row->reason;
+  return out;
+}
+
+bool CampaignEvaluator::budget_left(int more) const {
+  if (opt_.budget_trials > 0 && trials_run_ + more >= opt_.budget_trials) return false;
+  if (opt_.budget_minutes > 0) {
+    double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count() / 60.0;
+    if (minutes >= opt_.budget_minutes) return false;
+  }
+  return true;
+}
+
+CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed, int steps,
+                                              int micro_batch, int repeat, const std::string& paired_with) {
+  const Plan plan{purpose, c, seed, steps, micro_batch, repeat, paired_with};
+  const std::string key = key_of(plan);
+  if (warm_start_) warm_start_(purpose, key);
+  if (auto done = stored(store_, key)) return *done;
   check_budget();
+  ++trials_run_;
+  progress(fmt::format("{} {}", purpose, config_label(c)));
+  Run out = execute(store_, plan, key);
+  if (out.failure) spdlog::warn("trial {} ({} {}): {}: {}", out.trial_id, purpose, config_label(c), to_string(*out.failure), out.reason);
+  return out;
+}
+
+CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, const std::string& key) {
+  const Config& c = p.config;
   TrialRow t;
   t.campaign_id = campaign_id_;
   t.trial_key = key;
-  t.purpose = purpose;
+  t.purpose = p.purpose;
   t.config_key = config_key(c);
   t.config_json = json(c).dump();
-  t.seed = seed;
-  t.steps = steps;
-  t.micro_batch = micro_batch;
+  t.seed = p.seed;
+  t.steps = p.steps;
+  t.micro_batch = p.micro_batch;
   t.grad_accum = opt_.grad_accum;
-  t.repeat = repeat;
-  out.trial_id = store_.claim_trial(t);
-  ++trials_run_;
-  progress(fmt::format("{} {}", purpose, config_label(c)));
+  t.repeat = p.repeat;
+  Run out;
+  out.trial_id = store.claim_trial(t);
+  const int world = opt_.trial_world_size;
+  set_trial_launch(store, out.trial_id, executor_->name(), "", world, "");
 
   TrialRequest req;
   req.trainer = opt_.trainer;
   req.workload = opt_.workload;
   req.size = opt_.size;
-  req.steps = steps;
-  req.seed = seed;
-  req.micro_batch = micro_batch;
+  req.steps = p.steps;
+  req.seed = p.seed;
+  req.micro_batch = p.micro_batch;
   req.grad_accum = opt_.grad_accum;
   req.threads = opt_.threads;
+  req.world_size = world;
+  // Throughput is only comparable when nothing else shares the host.
+  req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand";
+  req.name = fmt::format("sg-c{}-t{}", campaign_id_, out.trial_id);
   req.switch_env = config_env(c, manifest_);
-  req.dir = (std::filesystem::path(opt_.runs_dir) / fmt::format("c{}", campaign_id_) / fmt::format("t{}", out.trial_id)).string();
+  req.dir = (std::filesystem::path(runs_dir_) / fmt::format("c{}", campaign_id_) / fmt::format("t{}", out.trial_id)).string();
   req.deadline = std::chrono::milliseconds(static_cast<long long>(opt_.trial_deadline_s * 1000));
   const std::int64_t tid = out.trial_id;
-  bool pgid_stored = false;
+  // A heartbeat's pid names a process on this host only for local trials.
+  bool pgid_stored = executor_->name() != "local";
   req.on_heartbeat = [&, tid](const std::string& hb) {
     try {
       if (!pgid_stored) {
         json j = json::parse(hb, nullptr, false);
         if (j.is_object() && j.contains("pid") && j["pid"].is_number_integer()) {
-          store_.set_trial_pgid(tid, ::getpgid(j["pid"].get<int>()));
+          store.set_trial_pgid(tid, ::getpgid(j["pid"].get<int>()));
           pgid_stored = true;
         }
       }
-      store_.heartbeat(tid, hb);
+      store.heartbeat(tid, hb);
     } catch (const std::exception& e) {
       spdlog::warn("heartbeat not recorded: {}", e.what());
     }
   };
-  TrialOutcome o = run_trial(req);
+  req.on_submitted = [&, tid](const std::string& job_id) { set_trial_launch(store, tid, "", "", world, job_id); };
+  TrialOutcome o = executor_->run(req);
   TrialFinish f = finish_from(o, req.dir);
   if (o.result) {
     if (o.result->fingerprint.is_object()) {
-      f.environment_id = store_.upsert_environment(fingerprint_hash(o.result->fingerprint), o.result->fingerprint);
+      f.environment_id = store.upsert_environment(fingerprint_hash(o.result->fingerprint), o.result->fingerprint);
     }
   }
-  store_.finish_trial(out.trial_id, f);
+  store.finish_trial(out.trial_id, f);
+  set_trial_launch(store, out.trial_id, o.executor, o.slots, world, o.job_id);
   out.failure = o.failure;
   out.reason = o.reason;
   out.result = std::move(o.result);
-  if (out.failure) spdlog::warn("trial {} ({} {}): {}: {}", out.trial_id, purpose, config_label(c), to_string(*out.failure), out.reason);
   return out;
+}
+
+void CampaignEvaluator::run_batch(const std::vector<Plan>& plans) {
+  const int capacity = executor_->capacity(opt_.trial_world_size);
+  if (capacity <= 1) return;
+  std::vector<std::pair<Plan, std::string>> todo;
+  std::set<std::string> keys;
+  for (const auto& p : plans) {
+    std::string key = key_of(p);
+    if (!keys.insert(key).second) continue;
+    if (warm_start_) warm_start_(p.purpose, key);
+    if (stored(store_, key)) continue;
+    if (!budget_left(static_cast<int>(todo.size()))) break;  // the sequential part stops at the same point
+    todo.emplace_back(p, std::move(key));
+  }
+  if (todo.size() < 2) return;  // nothing to overlap: the sequential part runs it
+  trials_run_ += static_cast<int>(todo.size());
+  progress(fmt::format("{} trials side by side ({} slots)", todo.size(), capacity));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> workers;
+  const std::size_t n = std::min(todo.size(), static_cast<std::size_t>(capacity));
+  for (std::size_t w = 0; w < n; ++w) {
+    workers.emplace_back([&] {
+      try {
+        Store store(opt_.db_path);  // one connection per thread
+        for (std::size_t i = next++; i < todo.size(); i = next++) {
+          const auto& [plan, key] = todo[i];
+          Run r = execute(store, plan, key);
+          if (r.failure) {
+            spdlog::warn("trial {} ({} {}): {}: {}", r.trial_id, plan.purpose, config_label(plan.config),
+                         to_string(*r.failure), r.reason);
+          }
+        }
+      } catch (const std::exception& e) {
+        // The sequential part runs whatever did not finish here.
+        spdlog::error("parallel trial worker stopped: {}", e.what());
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+}
+
+void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps) {
+  if (executor_->capacity(opt_.trial_world_size) <= 1) return;
+  const Baseline& base = baseline(steps);
+  const bool deterministic = deterministic_.value_or(false);
+  std::vector<Plan> gate, probes;
+  std::vector<Config> valid;
+  for (const auto& c : configs) {
+    if (c.empty() || !validate_config(c, manifest_).empty()) continue;
+    valid.push_back(c);
+    gate.push_back({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""});
+  }
+  run_batch(gate);
+  // The memory probes of the candidates that pass the gate (the next independent step).
+  for (const auto& c : valid) {
+    auto done = stored(store_, key_of({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""}));
+    if (!done || !done->result) continue;
+    const bool bitwise = deterministic && all_bitwise(c, manifest_);
+    Verdict v = bitwise ? bitwise_equal(*done->result, base.s0)
+                        : within_band(*done->result, base.s0, base.band, opt_.band_factor);
+    if (v.pass) probes.push_back({"memory_probe", c, opt_.seeds.front(), opt_.screen_steps, micro_batch_ * 2, 0, ""});
+  }
+  run_batch(probes);
 }
 
 const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps) {
   if (auto it = baselines_.find(steps); it != baselines_.end()) return it->second;
   const int s0 = opt_.seeds.front();
   Baseline b;
+  {
+    std::vector<Plan> independent = {{"baseline", {}, s0, steps, micro_batch_, 0, ""}};
+    if (!deterministic_) independent.push_back({"baseline", {}, s0, steps, micro_batch_, 1, ""});
+    for (std::size_t i = 1; i < opt_.seeds.size(); ++i) independent.push_back({"band", {}, opt_.seeds[i], steps, micro_batch_, 0, ""});
+    run_batch(independent);
+  }
   Run a = run("baseline", {}, s0, steps, micro_batch_, 0);
   if (!a.result) throw GateFailure(fmt::format("baseline (all defaults, seed {}) failed: {}: {}", s0, to_string(*a.failure), a.reason));
   store_.add_baseline(campaign_id_, steps, "preflight_a", s0, a.trial_id);

@@ -1,17 +1,27 @@
-// The real Evaluator: runs trials through the runner (memoised in the store by
+// The real Evaluator: runs trials through an executor (memoised in the store by
 // trial key, so a resumed campaign re-uses every finished trial), establishes the
 // preflight and seed band per step budget, gates candidates, projects memory and
 // measures speed with paired ABAB repeats.
+//
+// Parallel dispatch: when the executor can run several trials at once, the trials
+// that do not depend on each other (a step budget's preflight and band baselines;
+// the gate runs of the candidates a strategy announces through prefetch(), then the
+// memory probes of those that pass) run side by side first, each worker thread on its
+// own Store connection (SQLite serialises the writes: WAL, BEGIN IMMEDIATE). The
+// sequential evaluation then finds them finished in the store. Speed pairs always
+// run in the sequential part, alone on the host (exclusive requests).
 #pragma once
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/gate/gate.hpp"
 #include "agent/memory/projection.hpp"
+#include "agent/runner/executor.hpp"
 #include "agent/runner/result.hpp"
 #include "agent/search/campaign.hpp"
 #include "agent/search/evaluator.hpp"
@@ -24,6 +34,9 @@ class CampaignEvaluator : public Evaluator {
   CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest, const CampaignOptions& opt);
 
   Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
+  void prefetch(const std::vector<Config>& configs, int steps) override;
+
+  Executor& executor() { return *executor_; }
 
   int trials_run() const { return trials_run_; }
   double best_speedup() const { return best_speedup_; }
@@ -48,8 +61,23 @@ class CampaignEvaluator : public Evaluator {
     std::vector<std::int64_t> trial_ids;
   };
 
+  struct Plan {
+    std::string purpose;
+    Config config;
+    int seed = 0, steps = 0, micro_batch = 1, repeat = 0;
+    std::string paired_with;
+  };
+  std::string key_of(const Plan& p) const;
   Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
           const std::string& paired_with = "");
+  // The stored outcome of a finished trial with this key, if any.
+  std::optional<Run> stored(Store& store, const std::string& key);
+  // Claims, runs and records one trial through `store` (the caller's connection).
+  Run execute(Store& store, const Plan& p, const std::string& key);
+  // Runs the plans that are not finished yet side by side (no-op when the executor
+  // runs one trial at a time); the outcomes land in the store.
+  void run_batch(const std::vector<Plan>& plans);
+  bool budget_left(int more) const;
   const Baseline& baseline(int steps);
   // Projects the peak for `c` from its run at the measured micro-batch plus a probe
   // at twice that; stores the projection. nullopt + failure when the probe failed.
@@ -71,6 +99,8 @@ class CampaignEvaluator : public Evaluator {
   double best_speedup_ = 1.0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   WarmStart warm_start_;
+  std::unique_ptr<Executor> executor_;
+  std::string runs_dir_;
 };
 
 }  // namespace sg::agent

@@ -38,6 +38,14 @@ const Evaluation* SearchContext::find(const Config& c, int steps) const {
   return nullptr;
 }
 
+void SearchContext::prefetch(const std::vector<Config>& configs, int steps) {
+  std::vector<Config> todo;
+  for (const auto& c : configs) {
+    if (!find(c, steps)) todo.push_back(c);
+  }
+  if (!todo.empty()) evaluator.prefetch(todo, steps);
+}
+
 const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy) {
   if (const Evaluation* e = find(c, steps)) return *e;
   Evaluation e = evaluator.evaluate(c, steps, strategy);

@@ -41,6 +41,10 @@ class Evaluator {
   // Gated verdict for `config` at `steps`. The baseline (empty config) returns
   // accepted with speedup 1. May throw BudgetExhausted.
   virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy) = 0;
+  // A hint: these configurations are evaluated at `steps` next, in this order. An
+  // evaluator that can run trials side by side may run their independent trials now;
+  // the verdicts evaluate() then gives must be the same as without the hint.
+  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/) {}
 };
 
 }  // namespace sg::agent

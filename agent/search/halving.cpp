@@ -24,6 +24,9 @@ class Halving : public Strategy {
       steps = std::min(ctx.options.full_steps, steps * eta);
       std::vector<std::pair<double, std::string>> speed;
       std::vector<std::string> keep;
+      std::vector<Config> rung;
+      for (const auto& name : alive) rung.push_back(ctx.screened[name]);
+      ctx.prefetch(rung, steps);
       for (const auto& name : alive) {
         const Evaluation& e = ctx.evaluate(ctx.screened[name], steps, "halving");
         if (!e.accepted()) continue;

@@ -37,17 +37,15 @@ class Local : public Strategy {
     Config base;
     if (auto it = ctx.best_single.find(f.switch_name); it != ctx.best_single.end()) base = it->second.config;
     const std::string name = kernel_config_name(f);
-    int evals = 0;
+    std::vector<Config> plan;
     for (const auto& value : kernel_candidates(f)) {
-      if (evals >= ctx.options.local_max_evals) break;
+      if (static_cast<int>(plan.size()) >= ctx.options.local_max_evals) break;
       Config c = base;
       c[name] = value;
-      auto cand = ctx.make_candidate(c);
-      if (!cand) continue;
-      const Evaluation& e = ctx.evaluate(*cand, ctx.options.full_steps, "local");
-      ++evals;
-      ctx.offer_single(name, e);
+      if (auto cand = ctx.make_candidate(c)) plan.push_back(*cand);
     }
+    ctx.prefetch(plan, ctx.options.full_steps);
+    for (const auto& cand : plan) ctx.offer_single(name, ctx.evaluate(cand, ctx.options.full_steps, "local"));
   }
 
   static void tune_switch(SearchContext& ctx, const SwitchSpec& s, std::mt19937& rng) {

@@ -9,6 +9,7 @@ namespace {
 class Screen : public Strategy {
  public:
   void run(SearchContext& ctx) override {
+    std::vector<std::pair<std::string, Config>> plan;
     for (const auto& s : ctx.manifest.switches) {
       if (!s.available) continue;
       std::string value;
@@ -20,10 +21,15 @@ class Screen : public Strategy {
       }
       if (value.empty()) continue;
       auto c = ctx.make_candidate({{s.name, value}});
-      if (!c) continue;
-      ctx.screened[s.name] = *c;
-      const Evaluation& e = ctx.evaluate(*c, ctx.options.screen_steps, "screen");
-      ctx.offer_single(s.name, e);
+      if (c) plan.emplace_back(s.name, *c);
+    }
+    std::vector<Config> configs;
+    for (const auto& [name, c] : plan) configs.push_back(c);
+    ctx.prefetch(configs, ctx.options.screen_steps);  // the gate runs are independent
+    for (const auto& [name, c] : plan) {
+      ctx.screened[name] = c;
+      const Evaluation& e = ctx.evaluate(c, ctx.options.screen_steps, "screen");
+      ctx.offer_single(name, e);
     }
   }
 };

@@ -34,6 +34,9 @@ class SearchContext {
   // Memoised: a (config, steps) pair is evaluated once per context.
   const Evaluation& evaluate(const Config& c, int steps, const std::string& strategy);
   const Evaluation* find(const Config& c, int steps) const;
+  // Announces configurations evaluated next at `steps` (those not evaluated yet go to
+  // Evaluator::prefetch, which may run their independent trials side by side).
+  void prefetch(const std::vector<Config>& configs, int steps);
   const std::vector<Evaluation>& history() const { return history_; }
 
   // Minimal failing sets found by the minifier (config keys); combinations that

@@ -201,6 +201,18 @@ CREATE TABLE preset_verifications (
 )SQL";
 }
 
+const char* schema_v3_sql() {
+  return R"SQL(-- speedgate store, migration to schema version 3 (PRAGMA user_version = 3): executors.
+-- Where each trial ran: executor 'local' or 'slurm', the slots it held (GPU ids, CPU
+-- slot, or the Slurm node list), its data-parallel rank count and its Slurm job id
+-- (recorded at submission, so a resumed campaign can scancel a dead controller's job).
+ALTER TABLE trials ADD COLUMN executor TEXT;
+ALTER TABLE trials ADD COLUMN slots TEXT;
+ALTER TABLE trials ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE trials ADD COLUMN job_id TEXT;
+)SQL";
+}
+
 std::string schema_sql() {
   std::string all;
   for (const auto& m : migrations()) all += m.sql;
@@ -209,7 +221,7 @@ std::string schema_sql() {
 
 std::vector<Migration> migrations() {
   // migrations()[i] takes user_version i to i + 1.
-  return {Migration{1, schema_v1_sql()}, Migration{2, schema_v2_sql()}};
+  return {Migration{1, schema_v1_sql()}, Migration{2, schema_v2_sql()}, Migration{3, schema_v3_sql()}};
 }
 
 }  // namespace sg::agent

@@ -5,7 +5,7 @@
 
 namespace sg::agent {
 
-constexpr int kSchemaVersion = 2;  // 2: nightly runs (docs/nightly.md)
+constexpr int kSchemaVersion = 3;  // 2: nightly runs (docs/nightly.md); 3: executors (docs/controller.md)
 
 struct Migration {
   int to_version;
@@ -14,6 +14,7 @@ struct Migration {
 
 const char* schema_v1_sql();
 const char* schema_v2_sql();
+const char* schema_v3_sql();
 // Every migration's SQL in order: what results/schema.sql holds.
 std::string schema_sql();
 std::vector<Migration> migrations();

@@ -1,0 +1,60 @@
+// The Slurm executor: each trial is one batch job (sbatch; job name = the trial's
+// name, --time from the trial deadline, --gpus for W ranks, logs and the result file
+// in the trial directory, which must be on a path shared with the compute nodes).
+// W > 1 ranks start through `srun` inside the job with MASTER_ADDR/MASTER_PORT
+// exported; the trainer maps SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID to its rank.
+// The job is followed with `squeue -h -t all -j ID -o %T` and `scontrol show job ID`
+// (no accounting daemon needed) and `scancel`led at the deadline.
+#pragma once
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "agent/runner/executor.hpp"
+
+namespace sg::agent {
+
+// How a job ended, as Slurm tells it.
+struct SlurmEnd {
+  bool submitted = true;
+  std::string submit_error;
+  std::string job_id;
+  std::string state;      // COMPLETED, FAILED, CANCELLED, TIMEOUT, ... ("" = lost)
+  int exit_code = 0;      // ExitCode=code:signal of the batch step
+  int signal = 0;
+  bool cancelled_by_us = false;  // we scancelled it at the deadline
+  std::string slurm_reason;      // Reason=... from scontrol
+};
+
+// Maps a job's end and its result file to a process outcome (for the store) and a
+// failure disposition (nullopt = a valid ok result). Pure; documented in
+// docs/controller.md "Slurm states".
+std::optional<Disposition> decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed, ProcessOutcome* process,
+                                            std::string* reason);
+
+// True for the states after which a job runs no more.
+bool slurm_state_terminal(const std::string& state);
+
+class SlurmExecutor : public Executor {
+ public:
+  explicit SlurmExecutor(ExecutorOptions options);
+
+  std::string name() const override { return "slurm"; }
+  int capacity(int /*world_size*/) const override { return parallel_; }
+  TrialOutcome run(const TrialRequest& req) override;
+  void cancel_orphan(const std::string& job_id) override;
+
+ private:
+  void acquire(bool exclusive);
+  void release(bool exclusive);
+
+  ExecutorOptions o_;
+  int parallel_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+  bool exclusive_running_ = false;
+};
+
+}  // namespace sg::agent
