@@ -84,6 +84,12 @@ TEST(BucketPlan, OneBigBucketHoldsEverything) {
   EXPECT_EQ(plan.buckets[0], (std::vector<size_t>{2, 1, 0}));
 }
 
+TEST(BucketPlan, ZeroMeansOneBucketPerParameter) {
+  const auto plan = plan_buckets({1, 2, 3}, {0, 0, 0}, 0);
+  const std::vector<std::vector<size_t>> expected{{2}, {1}, {0}};
+  EXPECT_EQ(plan.buckets, expected);
+}
+
 TEST(ShardOwners, ContiguousBalancedRuns) {
   EXPECT_EQ(shard_owners({10, 10, 10, 10}, 2), (std::vector<int>{0, 0, 1, 1}));
   EXPECT_EQ(shard_owners({100, 1, 1, 1}, 2), (std::vector<int>{0, 1, 1, 1}));

@@ -70,9 +70,11 @@ void expect_bitwise(const nlohmann::json& a, const nlohmann::json& b) {
   EXPECT_EQ(a.at("rank_param_digests"), b.at("rank_param_digests"));
 }
 
-// The 2-rank default run, shared by the bitwise tests of this process.
+// The 2-rank run the bitwise tests compare against: one bucket per parameter (BUCKET_MB=0;
+// tiny's gradients are under 1 MiB, so any other size is a single bucket) and two
+// micro-batches, so overlap has many buckets to start during the second backward.
 const RanksRun& two_rank_default() {
-  static const RanksRun run = run_ranks(2, run_args(/*micro=*/1, /*seed=*/0, /*accum=*/2), {{"SG_BUCKET_MB", "1"}});
+  static const RanksRun run = run_ranks(2, run_args(/*micro=*/1, /*seed=*/0, /*accum=*/2), {{"SG_BUCKET_MB", "0"}});
   return run;
 }
 
@@ -117,7 +119,7 @@ TEST(Distributed, TwoRanksMatchOneRankOnTheGlobalBatchWithinSeedBand) {
 TEST(Distributed, OverlapCommIsBitwise) {
   expect_ok(two_rank_default());
   const auto overlap =
-      run_ranks(2, run_args(1, 0, /*accum=*/2), {{"SG_BUCKET_MB", "1"}, {"SG_OVERLAP_COMM", "1"}});
+      run_ranks(2, run_args(1, 0, /*accum=*/2), {{"SG_BUCKET_MB", "0"}, {"SG_OVERLAP_COMM", "1"}});
   expect_ok(overlap);
   expect_bitwise(two_rank_default().result, overlap.result);
   // The overlap really happened: buckets started from backward hooks, none without.
@@ -129,7 +131,7 @@ TEST(Distributed, OverlapCommIsBitwise) {
 
 TEST(Distributed, Zero1IsBitwiseAndShardsOptimizerState) {
   expect_ok(two_rank_default());
-  const auto zero = run_ranks(2, run_args(1, 0, 2), {{"SG_BUCKET_MB", "1"}, {"SG_ZERO1", "1"}});
+  const auto zero = run_ranks(2, run_args(1, 0, 2), {{"SG_BUCKET_MB", "0"}, {"SG_ZERO1", "1"}});
   expect_ok(zero);
   expect_bitwise(two_rank_default().result, zero.result);
   EXPECT_EQ(zero.result.at("zero_stage"), 1);

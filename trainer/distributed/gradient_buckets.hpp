@@ -33,7 +33,7 @@ struct BucketPlan {
   std::vector<std::vector<size_t>> buckets;  // parameter indices, in packing order
 };
 
-// REQUIRES: bucket_bytes >= 1. dtypes[i] identifies parameter i's element type.
+// bucket_bytes 0: one bucket per parameter. dtypes[i] identifies parameter i's element type.
 BucketPlan plan_buckets(const std::vector<int64_t>& param_bytes, const std::vector<int>& dtypes,
                         int64_t bucket_bytes);
 

@@ -229,9 +229,9 @@ std::vector<SwitchSpec> build_table() {
                    "Gloo's worker threads) instead of after backward. Same flat buckets reduced the same way, "
                    "so bitwise. No effect at world size 1.",
                    to(&Switches::overlap_comm)));
-  t.push_back(integer("BUCKET_MB", 1, 1024, {"1", "4", "25", "100"}, "25", I::kTolerance, E::kSchedule, {},
+  t.push_back(integer("BUCKET_MB", 0, 1024, {"0", "4", "25", "100"}, "25", I::kTolerance, E::kSchedule, {},
                       "Gradient all-reduce bucket size in MiB (parameters in reverse registration order packed "
-                      "into buckets of at most this size). Bitwise at 2 ranks (every element is one sum of two "
+                      "into buckets of at most this size; 0: one bucket per parameter). Bitwise at 2 ranks (every element is one sum of two "
                       "operands); with more ranks the collective's chunking, and so the summation order of an "
                       "element, can depend on the bucket, hence tolerance. No effect at world size 1.",
                       to(&Switches::bucket_mb)));
