@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -147,12 +148,44 @@ bool group_runs(int pgid, const std::string& trainer_hint) {
 
 }  // namespace
 
+namespace {
+
+// Switching a fresh file to WAL takes an exclusive lock and SQLite answers SQLITE_BUSY
+// at once, without the busy handler, when another controller is opening the same
+// fresh file: retry for up to the busy timeout like every other lock wait.
+void set_wal_waiting_for_locks(SQLite::Database& db) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode=WAL");
+      return;
+    } catch (const SQLite::Exception& e) {
+      if (e.getErrorCode() != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    ::usleep(10 * 1000);
+  }
+}
+
+// "file:PATH?immutable=1" with the characters a URI path may not hold escaped.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%') uri += "%25";
+    else if (c == '?') uri += "%3f";
+    else if (c == '#') uri += "%23";
+    else uri += c;
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
   try {
     int flags = read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
     if (!read_only) {
-      db_->exec("PRAGMA journal_mode=WAL");
+      set_wal_waiting_for_locks(*db_);
       db_->exec("PRAGMA foreign_keys=ON");
       db_->exec("PRAGMA synchronous=NORMAL");
     }
@@ -160,7 +193,25 @@ Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
     throw StoreError("cannot open database " + path + ": " + e.what());
   }
   if (read_only) {
-    int v = schema_version();
+    int v = 0;
+    try {
+      v = schema_version();
+    } catch (const SQLite::Exception& e) {
+      const int code = e.getErrorCode();
+      // A WAL database we may not write (read-only file or directory) cannot get its
+      // -shm file. With no -wal file there is no writer with unmerged pages, so the
+      // file itself is the whole database: read it as an immutable snapshot.
+      if ((code != SQLITE_READONLY && code != SQLITE_CANTOPEN) || std::filesystem::exists(path + "-wal")) {
+        throw StoreError("cannot read database " + path + ": " + e.what());
+      }
+      try {
+        db_ = std::make_unique<SQLite::Database>(immutable_uri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
+                                                 kBusyTimeoutMs);
+        v = schema_version();
+      } catch (const SQLite::Exception& again) {
+        throw StoreError("cannot read database " + path + ": " + again.what());
+      }
+    }
     if (v > kSchemaVersion) {
       throw StoreError(fmt::format("database {} has schema version {} but this speedgate knows {}; "
                                    "use a newer speedgate", path, v, kSchemaVersion));
@@ -200,6 +251,24 @@ void Store::migrate() {
   }
 }
 
+namespace {
+
+// Inside a catch block: a full disk (SQLITE_FULL, also from max_page_count) becomes
+// a StoreError naming the database; the transaction was rolled back, so the file is
+// intact. Anything else is rethrown unchanged.
+[[noreturn]] void rethrow_storage_failure(const std::string& path) {
+  try {
+    throw;
+  } catch (const SQLite::Exception& e) {
+    if (e.getErrorCode() != SQLITE_FULL) throw;
+    throw StoreError(fmt::format("database {} is full (no space left on its disk, or its size limit): {}; "
+                                 "the write was rolled back and the database is intact, free space and rerun",
+                                 path, e.what()));
+  }
+}
+
+}  // namespace
+
 void Store::write(const std::function<void()>& f) {
   if (sqlite3_get_autocommit(db_->getHandle()) == 0) {  // already inside our transaction
     f();
@@ -214,7 +283,7 @@ void Store::write(const std::function<void()>& f) {
       db_->exec("ROLLBACK");
     } catch (...) {
     }
-    throw;
+    rethrow_storage_failure(db_->getFilename());
   }
 }
 

@@ -1,0 +1,92 @@
+// `speedgate serve` on a database it cannot write (docs/reliability.md): the DB
+// file and its directory are read-only to the server process (as root the server
+// runs as uid/gid 65534 through setpriv, since root ignores file modes). The
+// dashboard API and /metrics answer from it, and no byte or -wal/-shm file appears.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <boost/process.hpp>
+#include <gtest/gtest.h>
+
+#include "agent/common/files.hpp"
+#include "benchmarks/http_get.hpp"
+#include "benchmarks/synthetic_store.hpp"
+#include "test_util.hpp"
+
+namespace sg::agent {
+namespace {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+std::map<std::string, std::string> snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files[e.path().string()] = read_file(e.path().string(), 64 << 20).value_or("?");
+  return files;
+}
+
+TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
+  const std::string dir = test::make_temp_dir("serve-ro");
+  const std::string db = dir + "/sg.db";
+  bench::SyntheticStoreSpec spec;
+  spec.campaigns = 2;
+  spec.evaluations_per_campaign = 10;
+  bench::write_synthetic_store(db, spec);
+  ASSERT_FALSE(fs::exists(db + "-wal")) << "the writer closed cleanly";
+
+  std::vector<std::string> cmd;
+  if (::geteuid() == 0) {
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    cmd = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  } else {
+    fs::permissions(db, fs::perms::owner_read);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  cmd.push_back(test::speedgate_bin());
+  for (const char* a : {"serve", "--db", "sg.db", "--listen", "127.0.0.1:0"}) cmd.emplace_back(a);
+  const auto before = snapshot(dir);
+
+  // stderr goes outside the read-only directory, so the snapshot stays exact.
+  const std::string err_path = dir + ".serve.err";
+  bp::ipstream out;
+  bp::child server(bp::args(cmd), bp::start_dir(dir), bp::std_out > out, bp::std_err > err_path);
+  std::string url;
+  std::getline(out, url);  // "http://127.0.0.1:PORT/" once it listens, EOF if it failed
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u)
+      << "serve did not start: " << read_file(err_path).value_or("");
+  const int port = std::stoi(url.substr(std::string("http://127.0.0.1:").size()));
+
+  auto campaigns = bench::http_get(port, "/api/v1/campaigns");
+  EXPECT_EQ(campaigns.status, 200) << campaigns.body;
+  EXPECT_NE(campaigns.body.find("\"id\""), std::string::npos) << campaigns.body;
+  auto metrics = bench::http_get(port, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("speedgate_"), std::string::npos);
+  auto page = bench::http_get(port, "/");
+  EXPECT_EQ(page.status, 200);
+
+  ::kill(server.id(), SIGTERM);
+  server.wait();
+  EXPECT_EQ(server.exit_code(), 0);
+  EXPECT_EQ(snapshot(dir), before) << "serve wrote to a read-only database";
+  fs::permissions(dir, fs::perms::owner_all);
+  fs::remove_all(dir);
+  fs::remove(err_path);
+}
+
+TEST(ServeReadOnly, ListensOnLoopbackByDefault) {
+  const std::string dir = test::make_temp_dir("serve-help");
+  auto r = test::run_speedgate({"serve", "--help"}, dir);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("127.0.0.1:8321"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sg::agent
