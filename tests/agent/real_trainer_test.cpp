@@ -84,5 +84,26 @@ TEST(RealTrainer, GradientAccumulationSumBugFailsTheGate) {
   fs::remove_all(dir);
 }
 
+TEST(RealTrainer, InjectedOomAndNanEndAsTheirDispositions) {
+  if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  std::string dir = test::make_temp_dir("realfaults");
+  for (auto [fault, want] : {std::pair{"oom", Disposition::oom}, std::pair{"nan", Disposition::nan}}) {
+    test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
+    TrialRequest t;
+    t.trainer = real_trainer();
+    t.workload = "wam";
+    t.size = "tiny";
+    t.steps = 3;
+    t.micro_batch = 1;
+    t.dir = dir + "/" + fault;
+    TrialOutcome o = run_trial(t);
+    ASSERT_TRUE(o.failure) << fault;
+    EXPECT_EQ(*o.failure, want) << fault << ": " << o.reason;
+    EXPECT_TRUE(fs::exists(o.stderr_log)) << fault;
+    EXPECT_FALSE(o.result) << "a failed run never carries a result the gate could use";
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace sg::agent
