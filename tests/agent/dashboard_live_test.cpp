@@ -179,5 +179,37 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
 }
 
+// Above 1,000 trials each chart draws 1,000 of them, and every disposition keeps its share
+// (a sample that kept every accepted trial drew only accepted ones once they were many).
+TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
+  const std::string big_db = (dir_ / "big.db").string();
+  bench::SyntheticStoreSpec spec;
+  spec.campaigns = 1;
+  spec.evaluations_per_campaign = 4500;
+  const auto counts = bench::write_synthetic_store(big_db, spec);
+  ASSERT_GT(counts.accepted, 1000) << "the store must have more accepted trials than a chart draws";
+  Server big(big_db, ListenAddress{"127.0.0.1", 0});
+  const auto dom = run_command(
+      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-big").string() +
+      " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom http://127.0.0.1:" +
+      std::to_string(big.port()) + "/ 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
+  ASSERT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-speedup"([^>]*)>)re")));
+  const std::string attrs = m[1];
+  const auto attr = [&](const std::string& name) {
+    std::smatch v;
+    return std::regex_search(attrs, v, std::regex(name + R"re(="([^"]*)")re")) ? std::string(v[1]) : "";
+  };
+  EXPECT_EQ(attr("data-points"), "4500");
+  EXPECT_EQ(attr("data-drawn"), "1000");
+  EXPECT_EQ(attr("data-rendered"), "yes");
+  for (const char* d : {"accepted", "gate_failed", "slower", "pruned", "oom"}) {
+    EXPECT_NE(attr("data-series").find(d), std::string::npos) << d << " missing from " << attr("data-series");
+  }
+}
+
 }  // namespace
 }  // namespace sg::agent::dashboard
