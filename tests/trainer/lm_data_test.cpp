@@ -15,6 +15,9 @@
 namespace sg::trainer {
 namespace {
 
+at::Tensor longs(std::vector<int64_t> v) { return at::tensor(v); }
+at::Tensor bools(std::vector<int64_t> v) { return at::tensor(v).to(at::kBool); }
+
 const Corpus& tiny_corpus() {
   static const Corpus c = load_corpus(kDefaultCorpusDir, lm_config("tiny").vocab);
   return c;
@@ -54,7 +57,7 @@ TEST(LmTokenizer, DeterministicIdsInRange) {
 TEST(LmPacking, RowsDependOnlyOnSeedAndIndex) {
   const auto& cfg = lm_config("tiny");
   PackedRows a(tiny_corpus(), cfg.seq_len, 7), b(tiny_corpus(), cfg.seq_len, 7), other(tiny_corpus(), cfg.seq_len, 8);
-  for (int64_t i : {0, 1, 1000, int64_t{1} << 40}) {
+  for (int64_t i : std::vector<int64_t>{0, 1, 1000, int64_t{1} << 40}) {
     EXPECT_EQ(a.row(i).tokens, b.row(i).tokens) << i;
     EXPECT_LE(a.row(i).tokens.size(), static_cast<size_t>(cfg.seq_len + 1));
   }
@@ -72,12 +75,12 @@ TEST(LmPacking, LossMaskNeverCrossesDocuments) {
   const LmBatch b = collate({row, short_row}, /*pad_to_8=*/false);
   ASSERT_EQ(b.length, 6);
   // Row 0: inputs 5 6 7 EOS 8 9; the target after the first EOS (8) is another document.
-  EXPECT_TRUE(at::equal(b.loss_mask[0], at::tensor({true, true, true, false, true, true})));
-  EXPECT_TRUE(at::equal(b.targets[0], at::tensor({int64_t{6}, 7, kEosId, kPadId, 9, kEosId})));
-  EXPECT_TRUE(at::equal(b.doc_ids[0], at::tensor({int64_t{0}, 0, 0, 0, 1, 1})));
+  EXPECT_TRUE(at::equal(b.loss_mask[0], bools({1, 1, 1, 0, 1, 1})));
+  EXPECT_TRUE(at::equal(b.targets[0], longs({6, 7, kEosId, kPadId, 9, kEosId})));
+  EXPECT_TRUE(at::equal(b.doc_ids[0], longs({0, 0, 0, 0, 1, 1})));
   // Row 1: two real targets, then padding (doc -1, not in the loss).
-  EXPECT_TRUE(at::equal(b.loss_mask[1], at::tensor({true, true, false, false, false, false})));
-  EXPECT_TRUE(at::equal(b.doc_ids[1], at::tensor({int64_t{0}, 0, -1, -1, -1, -1})));
+  EXPECT_TRUE(at::equal(b.loss_mask[1], bools({1, 1, 0, 0, 0, 0})));
+  EXPECT_TRUE(at::equal(b.doc_ids[1], longs({0, 0, -1, -1, -1, -1})));
   EXPECT_EQ(b.real_tokens, 7);
   EXPECT_EQ(b.loss_mask.sum().item<int64_t>(), b.real_tokens);
 }

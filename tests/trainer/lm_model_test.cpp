@@ -4,6 +4,7 @@
 // factorisation rebuilds W at init with gradients only on its low part.
 #include "trainer/lm/lm_model.hpp"
 #include "trainer/lm/osft_linear.hpp"
+#include "trainer/lm/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -57,8 +58,10 @@ TEST(LmModel, AttentionDoesNotCrossDocuments) {
   auto a = at::randint(kFirstWordId, c.vocab, {1, 12}, at::kLong);
   auto a2 = at::randint(kFirstWordId, c.vocab, {1, 12}, at::kLong);
   auto b = at::randint(kFirstWordId, c.vocab, {1, 10}, at::kLong);
-  auto docs = at::cat({at::zeros({1, 12}, at::kLong), at::ones({1, 10}, at::kLong)}, 1);
-  auto row = at::cat({a, b}, 1), row2 = at::cat({a2, b}, 1);
+  const at::Tensor doc_a = at::zeros({1, 12}, at::kLong), doc_b = at::ones({1, 10}, at::kLong);
+  const at::Tensor docs = at::cat(std::vector<at::Tensor>{doc_a, doc_b}, 1);
+  const at::Tensor row = at::cat(std::vector<at::Tensor>{a, b}, 1);
+  const at::Tensor row2 = at::cat(std::vector<at::Tensor>{a2, b}, 1);
   auto tail = [](const at::Tensor& logits) { return logits.narrow(1, 12, 10); };
   const auto l1 = tail(model->forward(row, docs)), l2 = tail(model->forward(row2, docs));
   EXPECT_LT((l1 - l2).abs().max().item<double>(), 1e-6);
@@ -72,13 +75,14 @@ TEST(LmModel, AttentionDoesNotCrossDocuments) {
 }
 
 TEST(LmModel, DocumentCausalMaskShape) {
-  auto docs = at::tensor({int64_t{0}, 0, 1, -1}).view({1, 4});
+  auto docs = at::tensor(std::vector<int64_t>{0, 0, 1, -1}).view({1, 4});
   auto m = document_causal_mask(docs);
   ASSERT_EQ(m.sizes(), (std::vector<int64_t>{1, 1, 4, 4}));
-  auto expect = at::tensor({true, false, false, false,  //
-                            true, true, false, false,   //
-                            false, false, true, false,  //
-                            false, false, false, true})
+  auto expect = at::tensor(std::vector<int64_t>{1, 0, 0, 0,  //
+                                                1, 1, 0, 0,  //
+                                                0, 0, 1, 0,  //
+                                                0, 0, 0, 1})
+                    .to(at::kBool)
                     .view({1, 1, 4, 4});
   EXPECT_TRUE(at::equal(m, expect));
 }
