@@ -3,7 +3,8 @@
 # default (wam at size tiny; CUDA when the build has it, else CPU) into the SQLite DB,
 # emits the presets, prints a summary and how to open the dashboard.
 # Environment: DB (default results/speedgate.db), BUDGET_MINUTES (default 12),
-# PRESETS_DIR (default presets), extra arguments go to `speedgate tune`.
+# PRESETS_DIR (default results/presets; presets/ holds the committed H200 presets), extra
+# arguments go to `speedgate tune`.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -11,7 +12,7 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 bin=${BUILD_DIR:-$root/build}/bin
 db=${DB:-results/speedgate.db}
-presets=${PRESETS_DIR:-presets}
+presets=${PRESETS_DIR:-results/presets}
 mkdir -p "$(dirname "$db")" "$presets"
 
 # Exit 1 from tune means the gate left a memory budget without a preset: a result, not

@@ -376,6 +376,14 @@ void Store::finish_campaign(std::int64_t id) {
   });
 }
 
+void Store::reopen_campaign(std::int64_t id) {
+  write([&] {
+    SQLite::Statement st(*db_, "UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ?");
+    st.bind(1, id);
+    st.exec();
+  });
+}
+
 std::optional<TrialRow> Store::find_trial(std::int64_t campaign_id, const std::string& key) {
   SQLite::Statement q(*db_, fmt::format(
       "SELECT {} FROM trials WHERE campaign_id = ? AND trial_key = ? ORDER BY id DESC LIMIT 1", kTrialColumns));

@@ -121,6 +121,8 @@ class Store {
   void set_campaign_environment(std::int64_t id, std::int64_t env_id);
   void set_campaign_determinism(std::int64_t id, bool deterministic, const std::string& note);
   void finish_campaign(std::int64_t id);
+  // Back to running (tune --resume of a campaign that finished, e.g. because its budget was spent).
+  void reopen_campaign(std::int64_t id);
 
   // The newest row with this key (finished, running or queued).
   std::optional<TrialRow> find_trial(std::int64_t campaign_id, const std::string& key);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <thread>
@@ -293,6 +294,62 @@ TEST(Campaign, TrialBudgetIsRespected) {
   Store s(o.db_path);
   EXPECT_EQ(s.trials(cid).size(), 9u);
   EXPECT_EQ(s.campaign(cid)->state, "finished");
+  std::filesystem::remove_all(dir);
+}
+
+// Budget slices (how the H200 campaign runs in 10-minute device calls): a campaign that
+// finished by spending its budget is continued by --resume, with nothing finished re-run,
+// and ends with the same evaluations as one uninterrupted campaign; a plain re-run starts
+// a new campaign instead.
+TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("slices");
+  test::ScopedEnv small("FAKE_MANIFEST", "small");
+  CampaignOptions whole = fake_options(dir + "/whole");
+  whole.plan = {"screen"};
+  const Manifest m = describe_trainer(whole.trainer);
+  const auto whole_id = run_campaign(whole, m);
+  std::size_t whole_trials = 0;
+  std::vector<std::string> whole_evals;
+  {
+    Store s(whole.db_path);
+    whole_trials = s.trials(whole_id).size();
+    for (const auto& e : s.evaluations(whole_id)) whole_evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
+  }
+  ASSERT_GT(whole_trials, 6u);
+
+  CampaignOptions slice = fake_options(dir + "/sliced");
+  slice.plan = {"screen"};
+  slice.budget_trials = 4;
+  const auto cid = run_campaign(slice, m);
+  {
+    Store s(slice.db_path);
+    ASSERT_EQ(s.campaign(cid)->state, "finished");
+    ASSERT_EQ(s.trials(cid).size(), 4u);
+  }
+  slice.require_resume = true;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(run_campaign(slice, m), cid) << "slice " << i << " continues the same campaign";
+    Store s(slice.db_path);
+    if (s.trials(cid).size() >= whole_trials) break;
+  }
+  Store s(slice.db_path);
+  EXPECT_EQ(s.trials(cid).size(), whole_trials) << "no trial run twice";
+  std::vector<std::string> evals;
+  for (const auto& e : s.evaluations(cid)) evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
+  std::sort(evals.begin(), evals.end());
+  std::sort(whole_evals.begin(), whole_evals.end());
+  EXPECT_EQ(evals, whole_evals) << "one row per evaluation, the same verdicts as without slices";
+  slice.require_resume = false;
+  EXPECT_NE(run_campaign(slice, m), cid) << "without --resume a finished campaign is not continued";
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Campaign, ResumeWithoutAnyCampaignIsAUsageError) {
+  std::string dir = test::make_temp_dir("noresume");
+  CampaignOptions o = fake_options(dir);
+  o.require_resume = true;
+  EXPECT_THROW(run_campaign(o, describe_trainer(o.trainer)), UsageError);
   std::filesystem::remove_all(dir);
 }
 

@@ -39,7 +39,7 @@ struct SearchTest : ::testing::Test {
 
 TEST_F(SearchTest, RegistryHasEveryStrategy) {
   auto names = StrategyRegistry::instance().names();
-  for (const char* n : {"screen", "halving", "local", "greedy", "minify"}) {
+  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     EXPECT_FALSE(StrategyRegistry::instance().summary(n).empty());
   }
@@ -121,6 +121,42 @@ TEST_F(SearchTest, MinifierIsolatesASingleSwitch) {
   ctx.run_strategy("minify");
   ASSERT_EQ(ctx.conflicts.size(), 1u);
   EXPECT_EQ(config_key(ctx.conflicts[0]), "BAD=1");
+}
+
+// "stack": all bitwise speed/schedule switches at once (BAD breaks it: minified, left out),
+// then with the tolerance switch C, then each memory value on top of the best.
+TEST_F(SearchTest, StackCombinesMinifiesThenAddsMemoryValues) {
+  auto row = [](const char* key, const char* disposition, double speedup) {
+    nlohmann::json config = nlohmann::json::object();
+    for (const auto& [k, v] : config_from_key(key)) config[k] = v;
+    return nlohmann::json{{"config", config}, {"steps", 4}, {"disposition", disposition}, {"speedup", speedup}};
+  };
+  nlohmann::json t = {{"entries",
+                       {row("A=1,B=1,BAD=1,W=4", "gate_failed", 0), row("B=1,BAD=1,W=4", "gate_failed", 0),
+                        row("BAD=1,W=4", "gate_failed", 0), row("W=4", "accepted", 1.1), row("BAD=1", "gate_failed", 0),
+                        row("A=1,B=1,W=4", "accepted", 1.5), row("A=1,B=1,C=1,W=4", "accepted", 1.6),
+                        row("A=1,B=1,C=1,MEM=2,W=4", "accepted", 1.7), row("A=1,B=1,C=1,MEM=4,W=4", "accepted", 1.8)}}};
+  ReplayEvaluator r(t);
+  SearchContext ctx(manifest, r, opts());
+  ctx.run_strategy("stack");
+  std::vector<Call> want = {{"A=1,B=1,BAD=1,W=4", 4}, {"B=1,BAD=1,W=4", 4}, {"BAD=1,W=4", 4},
+                            {"W=4", 4},               {"BAD=1", 4},         {"A=1,B=1,W=4", 4},
+                            {"A=1,B=1,C=1,W=4", 4},   {"A=1,B=1,C=1,MEM=2,W=4", 4},
+                            {"A=1,B=1,C=1,MEM=4,W=4", 4}};
+  EXPECT_EQ(r.calls(), want);  // U is unavailable: never in a combination
+  ASSERT_EQ(ctx.conflicts.size(), 1u);
+  EXPECT_EQ(config_key(ctx.conflicts[0]), "BAD=1");
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,C=1,W=4");
+}
+
+TEST_F(SearchTest, StackKeepsTheBitwiseSetWhenToleranceGainsNothing) {
+  nlohmann::json t = {{"entries",
+                       {{{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"W", "4"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.5}},
+                        {{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"C", "1"}, {"W", "4"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.51}}}}};
+  ReplayEvaluator r(t);
+  SearchContext ctx(manifest, r, opts());
+  ctx.run_strategy("stack");
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,BAD=1,W=4");  // +0.7 % is below the noise threshold
 }
 
 TEST_F(SearchTest, BudgetStopsTheSearch) {
