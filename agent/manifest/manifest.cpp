@@ -119,6 +119,8 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
   s.unavailable_reason = opt_string(o, "unavailable_reason");
   s.doc = opt_string(o, "doc");
   s.deterministic = opt_bool(o, "deterministic", true, where);
+  s.workloads = string_list(o, "workloads", where, false);
+  if (o.contains("workloads") && s.workloads.empty()) bad(where + ".workloads", "empty (omit the field for every workload)");
   if (s.type == "bool") {
     if (s.values != std::vector<std::string>{"0", "1"}) bad(where + ".values", "a bool switch has values [\"0\",\"1\"]");
   }
@@ -145,13 +147,19 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
 
 }  // namespace
 
+bool SwitchSpec::applies_to(const std::string& workload) const {
+  if (workloads.empty()) return true;
+  for (const auto& w : workloads) {
+    if (w == workload) return true;
+  }
+  return false;
+}
+
 bool SwitchSpec::in_domain(const std::string& value) const {
   if (type == "int") {
     bool ok = false;
     std::int64_t v = parse_int(value, &ok);
     return ok && v >= min && v <= max && is_safe_value(value);
-  s.workloads = string_list(o, "workloads", where, false);
-  if (o.contains("workloads") && s.workloads.empty()) bad(where + ".workloads", "empty (omit the field for every workload)");
   }
   for (const auto& v : values) {
     if (v == value) return true;
@@ -179,15 +187,21 @@ const SizeSpec* Manifest::find_size(const std::string& workload, const std::stri
   for (const auto& s : it->second) {
     if (s.name == size) return &s;
   }
-bool SwitchSpec::applies_to(const std::string& workload) const {
-  if (workloads.empty()) return true;
-  for (const auto& w : workloads) {
-    if (w == workload) return true;
-  }
-  return false;
+  return nullptr;
 }
 
-  return nullptr;
+Manifest Manifest::for_workload(const std::string& workload) const {
+  Manifest m = *this;
+  m.switches.clear();
+  for (const auto& s : switches) {
+    if (s.applies_to(workload)) m.switches.push_back(s);
+  }
+  m.kernel_families.clear();
+  for (const auto& f : kernel_families) {
+    const SwitchSpec* s = find_switch(f.switch_name);
+    if (s == nullptr || s->applies_to(workload)) m.kernel_families.push_back(f);
+  }
+  return m;
 }
 
 Manifest parse_manifest(const json& j) {
@@ -223,20 +237,6 @@ Manifest parse_manifest(const json& j) {
     }
   }
   if (!j.contains("switches") || !j["switches"].is_array()) bad("switches", "missing");
-Manifest Manifest::for_workload(const std::string& workload) const {
-  Manifest m = *this;
-  m.switches.clear();
-  for (const auto& s : switches) {
-    if (s.applies_to(workload)) m.switches.push_back(s);
-  }
-  m.kernel_families.clear();
-  for (const auto& f : kernel_families) {
-    const SwitchSpec* s = find_switch(f.switch_name);
-    if (s == nullptr || s->applies_to(workload)) m.kernel_families.push_back(f);
-  }
-  return m;
-}
-
   std::set<std::string> names;
   for (std::size_t i = 0; i < j["switches"].size(); ++i) {
     auto s = parse_switch(j["switches"][i], "switches[" + std::to_string(i) + "]");
@@ -244,6 +244,9 @@ Manifest Manifest::for_workload(const std::string& workload) const {
     m.switches.push_back(std::move(s));
   }
   for (const auto& s : m.switches) {
+    for (const auto& w : s.workloads) {
+      if (!m.workloads.count(w)) bad("switches." + s.name + ".workloads", "'" + w + "' is not a workload of this manifest");
+    }
     for (const auto& r : s.requires_) {
       if (!names.count(r.substr(0, r.find('=')))) bad("switches." + s.name + ".requires", "'" + r + "' names an unknown switch");
     }
@@ -277,9 +280,6 @@ Manifest Manifest::for_workload(const std::string& workload) const {
 
 Manifest parse_manifest_text(const std::string& text) {
   json j;
-    for (const auto& w : s.workloads) {
-      if (!m.workloads.count(w)) bad("switches." + s.name + ".workloads", "'" + w + "' is not a workload of this manifest");
-    }
   try {
     j = json::parse(text);
   } catch (const std::exception& e) {

@@ -95,7 +95,9 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
     err_pipes.push_back(std::make_unique<bp::async_pipe>(ioc));
     bp::environment env;
     env.clear();
-    for (const auto& [k, v] : spec.env) env[k] = v;
+    // set(), not operator[]: Boost 1.74's environment::find compares past the end of
+    // shorter entries (a heap-buffer-overflow that ASan reports); set() checks sizes first.
+    for (const auto& [k, v] : spec.env) env.set(k, v);
     std::error_code ec;
     const pid_t leader = pgid;  // 0 for the first child: it leads a new group
     try {

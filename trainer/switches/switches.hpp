@@ -23,9 +23,9 @@ struct Switches {
   bool fused_adaln = false;
   bool fused_qk_norm = false;
   bool cuda_graphs = false;
-  // VAE
   // lm packing
   bool pad_to_8 = false;
+  // VAE
   bool vae_fullclip = false;
   bool vae_channels_last = false;
   // memory
