@@ -11,6 +11,7 @@
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/lm/lm_train_loop.hpp"
 #include "trainer/model/wam_config.hpp"
+#include "trainer/optim/adamw_util.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/phase_profile.hpp"
@@ -35,20 +36,6 @@ constexpr uint64_t kEvalSeed = 0xe7a1;
 constexpr int64_t kEvalFirstSample = int64_t{1} << 40;
 
 using Clock = std::chrono::steady_clock;
-
-// Global L2 norm of all gradients (float32), then scales them by min(1, max / norm).
-float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
-  std::vector<at::Tensor> norms;
-  for (const auto& p : params) {
-    if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm(2));
-  }
-  auto total = at::stack(norms).norm(2);
-  auto coef = at::clamp_max(max_norm / (total + 1e-6), 1.0);
-  for (const auto& p : params) {
-    if (p.grad().defined()) p.grad().mul_(coef.to(p.grad().scalar_type()));
-  }
-  return total.item<float>();
-}
 
 float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int64_t batches, c10::Device device,
                 bool fast_input) {

@@ -209,12 +209,7 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
 
   // The job inherits this environment (sbatch --export=ALL): no stray SG_* or launch
   // variables, the configuration's switches, the executor's additions.
-  std::vector<std::pair<std::string, std::string>> env;
-  for (auto& kv : inherited_env_without_switches()) {
-    if (!is_launch_variable(kv.first)) env.push_back(std::move(kv));
-  }
-  for (const auto& kv : req.switch_env) env.push_back(kv);
-  for (const auto& kv : req.launch_env) env.push_back(kv);
+  std::vector<std::pair<std::string, std::string>> env = trial_environment(req);
 
   const int world = std::max(1, req.world_size);
   const double limit_s = std::chrono::duration<double>(req.deadline + req.grace).count();

@@ -56,6 +56,16 @@ std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultP
   }
 }
 
+std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRequest& req) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (auto& kv : inherited_env_without_switches()) {
+    if (!is_launch_variable(kv.first)) env.push_back(std::move(kv));
+  }
+  for (const auto& kv : req.switch_env) env.push_back(kv);
+  for (const auto& kv : req.launch_env) env.push_back(kv);
+  return env;
+}
+
 bool is_launch_variable(const std::string& name) {
   static const char* const kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
                                        "MASTER_PORT", "GROUP_RANK", "ROLE_RANK", "TORCHELASTIC_RUN_ID",
@@ -100,12 +110,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   fs::remove(out.result_path, ec);
   fs::remove(heartbeat, ec);
 
-  std::vector<std::pair<std::string, std::string>> base;
-  for (auto& kv : inherited_env_without_switches()) {
-    if (!is_launch_variable(kv.first)) base.push_back(std::move(kv));
-  }
-  for (const auto& kv : req.switch_env) base.push_back(kv);
-  for (const auto& kv : req.launch_env) base.push_back(kv);
+  const std::vector<std::pair<std::string, std::string>> base = trial_environment(req);
   const int world = std::max(1, req.world_size);
   std::vector<ProcessSpec> ranks(static_cast<std::size_t>(world));
   for (int r = 0; r < world; ++r) {

@@ -56,6 +56,11 @@ struct TrialOutcome {
 // hand its own rank to the trainer) and set per rank when W > 1.
 bool is_launch_variable(const std::string& name);
 
+// What every rank of a trial starts with, whatever the executor: this process's
+// environment without SG_* switches or launch variables, then the configuration's
+// switches, then the executor's launch additions.
+std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRequest& req);
+
 // The trainer's argv after the executable (`run --workload ... --heartbeat PATH`).
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
                                       const std::string& heartbeat_path);

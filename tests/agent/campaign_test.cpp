@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <boost/process.hpp>
@@ -56,6 +57,11 @@ class FullCampaign : public ::testing::Test {
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
 
+  static std::optional<EvaluationRow> eval_copy(Store& s, const std::string& key, int steps = 3) {
+    const EvaluationRow* e = eval(s, key, steps);
+    return e ? std::optional<EvaluationRow>(*e) : std::nullopt;
+  }
+  // Valid until the next call (one shared vector).
   static const EvaluationRow* eval(Store& s, const std::string& key, int steps = 3) {
     static std::vector<EvaluationRow> rows;
     rows = s.evaluations(cid_);
@@ -141,8 +147,8 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("MemorySwitchIsATradeoffWithLowerProjection");
     Store s(dir_ + "/sg.db");
-    const EvaluationRow* base = eval(s, "");
-    const EvaluationRow* ckpt = eval(s, "CKPT_LAYERS=2");
+    const std::optional<EvaluationRow> base = eval_copy(s, "");  // two rows at once: copies
+    const std::optional<EvaluationRow> ckpt = eval_copy(s, "CKPT_LAYERS=2");
     ASSERT_TRUE(base && ckpt);
     EXPECT_NEAR(base->projected_peak_bytes, 86.5 * GiB, 1e6);  // 6.5 GiB fixed + 32 x 2.5 GiB
     EXPECT_NEAR(ckpt->projected_peak_bytes, 54.5 * GiB, 1e6);

@@ -170,8 +170,8 @@ TEST_F(CliTest, KilledControllerResumesWithoutRerunningFinishedTrials) {
   const std::vector<std::string> args = tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1",
                                               "--target-micro-batch", "32", "--presets-out", "presets"});
   bp::environment env = boost::this_process::environment();
-  env["FAKE_MANIFEST"] = "small";
-  env["FAKE_SLEEP_ONCE_IF"] = "CKPT_LAYERS:" + marker;
+  env.set("FAKE_MANIFEST", "small");  // set(): Boost 1.74's operator[] reads out of bounds
+  env.set("FAKE_SLEEP_ONCE_IF", "CKPT_LAYERS:" + marker);
   bp::child controller(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir), bp::std_out > bp::null,
                        bp::std_err > bp::null);
   // Wait (bounded) until the slow trial runs and its process group is recorded.

@@ -26,7 +26,7 @@ constexpr int kTrialsEach = 50;
 TEST(Load, FourControllersShareOneDatabase) {
   const std::string dir = test::make_temp_dir("load");
   bp::environment env = boost::this_process::environment();
-  env["FAKE_MANIFEST"] = "full";
+  env.set("FAKE_MANIFEST", "full");  // set(): Boost 1.74's operator[] reads out of bounds
   std::vector<bp::child> controllers;
   for (int c = 0; c < kControllers; ++c) {
     // Distinct options (--band-factor) make four campaigns; identical ones would

@@ -124,7 +124,8 @@ TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
 TEST(Protocol, BadFlagsExitTwo) {
   EXPECT_EQ(run_trainer(tiny_run(1) + " --bogus 1").exit_code, 2);
   EXPECT_EQ(run_trainer("run --workload wam --size huge --steps 1 --seed 0").exit_code, 2);
-  EXPECT_EQ(run_trainer("run --workload lm --size tiny --steps 1 --seed 0").exit_code, 2);
+  EXPECT_EQ(run_trainer("run --workload video --size tiny --steps 1 --seed 0").exit_code, 2);  // no such workload
+  EXPECT_EQ(run_trainer("run --workload lm --size huge --steps 1 --seed 0").exit_code, 2);
   EXPECT_EQ(run_trainer("describe").exit_code, 2);
 }
 

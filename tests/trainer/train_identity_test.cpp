@@ -14,19 +14,6 @@ const TrainerRun& baseline() {
   return run;
 }
 
-void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& b) {
-  ASSERT_EQ(a.at("status"), "ok");
-  ASSERT_EQ(b.at("status"), "ok");
-  ASSERT_EQ(a.at("step_records").size(), b.at("step_records").size());
-  for (size_t i = 0; i < a.at("step_records").size(); ++i) {
-    EXPECT_EQ(a["step_records"][i]["loss_bits"], b["step_records"][i]["loss_bits"]) << "step " << i;
-    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"]) << "step " << i;
-  }
-  EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
-  EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));
-  EXPECT_EQ(a.at("eval_loss_bits"), b.at("eval_loss_bits"));
-}
-
 TEST(TrainIdentity, SameSeedTwiceIsBitwiseEqual) {
   const auto& a = baseline();
   ASSERT_EQ(a.exit_code, 0) << a.stderr_text;

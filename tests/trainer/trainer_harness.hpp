@@ -2,6 +2,7 @@
 // controller does, and reads its result file. Shared by the trainer's CPU tests.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
@@ -105,6 +106,21 @@ inline std::string write_temp(const std::string& name, const std::string& conten
   const std::string path = temp_dir() + "/" + name;
   std::ofstream(path) << content;
   return path;
+}
+
+// Every step's loss and grad-norm bits, both digests and the eval loss bits are equal
+// (what the gate's bitwise class demands of two results).
+inline void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& b) {
+  ASSERT_EQ(a.at("status"), "ok");
+  ASSERT_EQ(b.at("status"), "ok");
+  ASSERT_EQ(a.at("step_records").size(), b.at("step_records").size());
+  for (size_t i = 0; i < a.at("step_records").size(); ++i) {
+    EXPECT_EQ(a["step_records"][i]["loss_bits"], b["step_records"][i]["loss_bits"]) << "step " << i;
+    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"]) << "step " << i;
+  }
+  EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
+  EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));
+  EXPECT_EQ(a.at("eval_loss_bits"), b.at("eval_loss_bits"));
 }
 
 }  // namespace sg::trainer::testing

@@ -1,25 +1,13 @@
 // AdamW with optional ZeRO-1 sharding (see sharded_adamw.hpp).
 #include "trainer/distributed/sharded_adamw.hpp"
 
+#include "trainer/optim/adamw_util.hpp"
 #include "trainer/result/digest.hpp"
 
 #include <torch/torch.h>
 #include <torch/version.h>
 
 namespace sg::trainer {
-namespace {
-
-const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p) {
-#if TORCH_VERSION_MAJOR >= 2
-  auto it = optim.state().find(p.unsafeGetTensorImpl());
-#else
-  auto it = optim.state().find(c10::guts::to_string(p.unsafeGetTensorImpl()));
-#endif
-  if (it == optim.state().end()) return nullptr;
-  return static_cast<const torch::optim::AdamWParamState*>(it->second.get());
-}
-
-}  // namespace
 
 std::vector<int> shard_owners(const std::vector<int64_t>& numels, int world_size) {
   int64_t total = 0;

@@ -6,7 +6,6 @@
 #include <torch/version.h>
 
 namespace sg::trainer {
-namespace {
 
 const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p) {
 #if TORCH_VERSION_MAJOR >= 2
@@ -17,8 +16,6 @@ const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim
   if (it == optim.state().end()) return nullptr;
   return static_cast<const torch::optim::AdamWParamState*>(it->second.get());
 }
-
-}  // namespace
 
 float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   std::vector<at::Tensor> norms;

@@ -1,7 +1,6 @@
 // Optimizer helpers shared by training loops: global-norm gradient clipping and a
 // byte-exact digest of AdamW's state (step, exp_avg, exp_avg_sq per parameter, in the
-// canonical parameter order). The lm loop uses them; the wam loop (train_loop.cpp) still
-// has its own copies, to be switched over once the concurrent edits there land.
+// canonical parameter order). Used by the wam and lm loops and by ShardedAdamW.
 #pragma once
 
 #include <torch/torch.h>
@@ -11,6 +10,10 @@
 #include <vector>
 
 namespace sg::trainer {
+
+// AdamW's state for parameter p, or nullptr before its first step (the state map's key
+// differs between LibTorch 1.x and 2.x).
+const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p);
 
 // Global L2 norm of all gradients (float32), then scales them by min(1, max / norm).
 float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
