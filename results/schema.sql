@@ -1,5 +1,5 @@
 -- speedgate store, schema version 1 (PRAGMA user_version = 1).
--- Mirrored verbatim in agent/store/schema.cpp (a test checks they match).
+-- Embedded in speedgate at build time (agent/store/schema_sql.hpp.in); migrations are cut at their headers.
 -- Floats that may be NaN/Inf are stored as the TEXT 'NaN' / 'Inf' / '-Inf'
 -- (SQLite would turn a NaN REAL into NULL).
 CREATE TABLE environments (

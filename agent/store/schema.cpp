@@ -1,227 +1,43 @@
-// The embedded copy of results/schema.sql (version 1, then each migration's text in
-// order) and the migration list. tests/agent/store_test.cpp checks that schema_sql()
-// equals the file byte for byte.
+// The migration list, cut from results/schema.sql, which the build embeds as text
+// (agent/store/schema_sql.hpp.in): version 1, then one part per migration, each part
+// starting with its "-- speedgate store, ... schema version N" header line.
 #include "agent/store/schema.hpp"
 
+#include <stdexcept>
+#include <string_view>
+
+#include "agent/store/schema_sql.hpp"
+
 namespace sg::agent {
+namespace {
 
-const char* schema_v1_sql() {
-  return R"SQL(-- speedgate store, schema version 1 (PRAGMA user_version = 1).
--- Mirrored verbatim in agent/store/schema.cpp (a test checks they match).
--- Floats that may be NaN/Inf are stored as the TEXT 'NaN' / 'Inf' / '-Inf'
--- (SQLite would turn a NaN REAL into NULL).
-CREATE TABLE environments (
-  id INTEGER PRIMARY KEY,
-  fingerprint_hash TEXT NOT NULL UNIQUE,
-  fingerprint_json TEXT NOT NULL,
-  first_seen TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-);
-CREATE TABLE campaigns (
-  id INTEGER PRIMARY KEY,
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-  finished_at TEXT,
-  state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
-  workload TEXT NOT NULL,
-  size TEXT NOT NULL,
-  trainer TEXT NOT NULL,
-  manifest_json TEXT NOT NULL,
-  options_json TEXT NOT NULL,
-  environment_id INTEGER REFERENCES environments(id),
-  deterministic INTEGER,          -- preflight verdict; 0 = everything gated by tolerance
-  note TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE trials (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  trial_key TEXT NOT NULL,        -- purpose|config|seed|steps|micro_batch|repeat
-  purpose TEXT NOT NULL,          -- preflight, band, candidate, speed_base, speed_cand, memory_probe
-  config_key TEXT NOT NULL,       -- '' = baseline (all defaults)
-  config_json TEXT NOT NULL,
-  seed INTEGER NOT NULL,
-  steps INTEGER NOT NULL,
-  micro_batch INTEGER NOT NULL,
-  grad_accum INTEGER NOT NULL,
-  repeat INTEGER NOT NULL DEFAULT 0,
-  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'finished')),
-  disposition TEXT CHECK (disposition IN ('accepted', 'gate_failed', 'slower', 'pruned', 'oom',
-    'killed', 'timeout', 'crash', 'nan', 'invalid_result', 'stale')),
-  run_ok INTEGER,                 -- 1 = the trainer produced a valid ok result
-  reason TEXT NOT NULL DEFAULT '',
-  queued_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-  started_at TEXT,
-  finished_at TEXT,
-  wall_s REAL,
-  exit_code INTEGER,
-  signal INTEGER,
-  samples_per_s REAL,
-  tokens_per_s REAL,
-  peak_allocated_bytes REAL,
-  peak_reserved_bytes REAL,
-  breakdown_json TEXT,
-  param_digest TEXT,
-  optimizer_digest TEXT,
-  eval_loss REAL,
-  eval_loss_bits TEXT,
-  environment_id INTEGER REFERENCES environments(id),
-  trial_dir TEXT,
-  stdout_log TEXT,
-  stderr_log TEXT,
-  result_path TEXT,
-  result_json TEXT,
-  host TEXT,
-  controller_pid INTEGER,
-  pgid INTEGER,
-  heartbeat_at REAL,              -- unix seconds, written by the controller while running
-  requeued_from INTEGER REFERENCES trials(id)
-);
-CREATE INDEX trials_by_key ON trials(campaign_id, trial_key);
-CREATE INDEX trials_by_state ON trials(state);
-CREATE TABLE steps (
-  trial_id INTEGER NOT NULL REFERENCES trials(id),
-  step INTEGER NOT NULL,
-  loss REAL,
-  loss_bits TEXT NOT NULL,
-  grad_norm REAL,
-  grad_norm_bits TEXT NOT NULL,
-  seconds REAL,
-  PRIMARY KEY (trial_id, step)
-);
-CREATE TABLE baselines (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  steps INTEGER NOT NULL,
-  role TEXT NOT NULL,             -- preflight_a, preflight_b, band
-  seed INTEGER NOT NULL,
-  trial_id INTEGER NOT NULL REFERENCES trials(id),
-  UNIQUE (campaign_id, steps, role, seed)
-);
-CREATE TABLE evaluations (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  strategy TEXT NOT NULL,
-  config_key TEXT NOT NULL,
-  config_json TEXT NOT NULL,
-  steps INTEGER NOT NULL,
-  disposition TEXT NOT NULL CHECK (disposition IN ('accepted', 'gate_failed', 'slower', 'pruned',
-    'oom', 'killed', 'timeout', 'crash', 'nan', 'invalid_result', 'stale')),
-  gate_class TEXT NOT NULL,       -- bitwise | tolerance
-  reason TEXT NOT NULL DEFAULT '',
-  speedup REAL,
-  speedup_spread REAL,
-  samples_per_s REAL,
-  projected_peak_bytes REAL,
-  trial_ids_json TEXT NOT NULL,
-  on_frontier INTEGER NOT NULL DEFAULT 0,
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-);
-CREATE TABLE projections (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  config_key TEXT NOT NULL,
-  target_micro_batch INTEGER NOT NULL,
-  world_size INTEGER NOT NULL,
-  zero_stage INTEGER NOT NULL,
-  inputs_json TEXT NOT NULL,      -- measured points, breakdown, fit, formula terms
-  projected_bytes REAL NOT NULL,
-  measured_bytes REAL,            -- when the target fits the device at hand
-  relative_error REAL
-);
-CREATE TABLE kernel_trials (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  family TEXT NOT NULL,
-  params_json TEXT NOT NULL,
-  evaluation_id INTEGER REFERENCES evaluations(id)
-);
-CREATE TABLE presets (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
-  name TEXT NOT NULL,
-  budget_bytes REAL NOT NULL,
-  path TEXT NOT NULL,
-  config_key TEXT NOT NULL,
-  evaluation_id INTEGER REFERENCES evaluations(id),
-  trial_ids_json TEXT NOT NULL,
-  speedup REAL,
-  speedup_spread REAL,
-  projected_peak_bytes REAL,
-  fingerprint_hash TEXT,
-  content TEXT NOT NULL,
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-);
-CREATE TABLE heartbeats (
-  trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
-  pid INTEGER,
-  step INTEGER,
-  time REAL,
-  updated_at REAL NOT NULL
-);
-)SQL";
+constexpr std::string_view kMigrationHeader = "\n-- speedgate store, migration to schema version ";
+
+std::vector<Migration> cut_migrations() {
+  const std::string_view text(kSchemaSqlText);
+  std::vector<Migration> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t next = text.find(kMigrationHeader, start);
+    const std::size_t end = next == std::string_view::npos ? text.size() : next + 1;
+    out.push_back(Migration{static_cast<int>(out.size()) + 1, std::string(text.substr(start, end - start))});
+    start = end;
+  }
+  if (static_cast<int>(out.size()) != kSchemaVersion) {
+    throw std::logic_error("results/schema.sql has " + std::to_string(out.size()) + " versions, kSchemaVersion is " +
+                           std::to_string(kSchemaVersion));
+  }
+  return out;
 }
 
-const char* schema_v2_sql() {
-  return R"SQL(-- speedgate store, migration to schema version 2 (PRAGMA user_version = 2): nightly runs.
--- A warm-started trial is a copy of an identical finished trial (same key, same
--- environment) from an earlier campaign; reused_from names the original.
-ALTER TABLE trials ADD COLUMN reused_from INTEGER REFERENCES trials(id);
-CREATE INDEX trials_by_key_only ON trials(trial_key);
--- A preset that a nightly run found failing the gate or slower than its regression
--- limit: marked here, never picked as a current preset again unless re-emitted.
-ALTER TABLE presets ADD COLUMN demoted_at TEXT;
-ALTER TABLE presets ADD COLUMN demoted_reason TEXT;
-CREATE TABLE nightly_runs (
-  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
-  previous_campaign_id INTEGER REFERENCES campaigns(id),  -- the newest earlier campaign with an environment
-  environment_changed INTEGER NOT NULL DEFAULT 0,
-  previous_fingerprint_hash TEXT,
-  fingerprint_hash TEXT,
-  environment_diff_json TEXT NOT NULL DEFAULT '{}',   -- {field: [before, after]}
-  budget_minutes REAL,
-  state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
-  exit_code INTEGER,
-  summary_json TEXT NOT NULL DEFAULT '{}',
-  started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-  finished_at TEXT
-);
-CREATE TABLE preset_verifications (
-  id INTEGER PRIMARY KEY,
-  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),  -- the night that re-verified it
-  preset_id INTEGER REFERENCES presets(id),               -- the row it was recorded as; NULL = file only
-  name TEXT NOT NULL,
-  path TEXT NOT NULL,
-  config_key TEXT NOT NULL,
-  verdict TEXT NOT NULL CHECK (verdict IN ('kept', 'demoted')),
-  recorded_speedup REAL,
-  measured_speedup REAL,
-  regression_limit REAL NOT NULL,
-  evaluation_id INTEGER REFERENCES evaluations(id),
-  reason TEXT NOT NULL DEFAULT '',
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
-);
-)SQL";
-}
+}  // namespace
 
-const char* schema_v3_sql() {
-  return R"SQL(-- speedgate store, migration to schema version 3 (PRAGMA user_version = 3): executors.
--- Where each trial ran: executor 'local' or 'slurm', the slots it held (GPU ids, CPU
--- slot, or the Slurm node list), its data-parallel rank count and its Slurm job id
--- (recorded at submission, so a resumed campaign can scancel a dead controller's job).
-ALTER TABLE trials ADD COLUMN executor TEXT;
-ALTER TABLE trials ADD COLUMN slots TEXT;
-ALTER TABLE trials ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
-ALTER TABLE trials ADD COLUMN job_id TEXT;
-)SQL";
-}
+std::string schema_sql() { return kSchemaSqlText; }
 
-std::string schema_sql() {
-  std::string all;
-  for (const auto& m : migrations()) all += m.sql;
-  return all;
-}
-
-std::vector<Migration> migrations() {
+const std::vector<Migration>& migrations() {
   // migrations()[i] takes user_version i to i + 1.
-  return {Migration{1, schema_v1_sql()}, Migration{2, schema_v2_sql()}, Migration{3, schema_v3_sql()}};
+  static const std::vector<Migration> all = cut_migrations();
+  return all;
 }
 
 }  // namespace sg::agent

@@ -12,11 +12,10 @@ struct Migration {
   std::string sql;
 };
 
-const char* schema_v1_sql();
-const char* schema_v2_sql();
-const char* schema_v3_sql();
-// Every migration's SQL in order: what results/schema.sql holds.
+// results/schema.sql as embedded by the build: every migration's SQL in order.
 std::string schema_sql();
-std::vector<Migration> migrations();
+// That text cut at each migration header; throws std::logic_error when the number of
+// versions is not kSchemaVersion.
+const std::vector<Migration>& migrations();
 
 }  // namespace sg::agent

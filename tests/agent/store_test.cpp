@@ -37,6 +37,16 @@ TEST_F(StoreTest, EmbeddedSchemaMirrorsResultsSchemaSql) {
   auto file = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/results/schema.sql");
   ASSERT_TRUE(file.has_value());
   EXPECT_EQ(*file, schema_sql());
+  // Cut into one part per version, each starting at its header, together the whole file.
+  ASSERT_EQ(migrations().size(), static_cast<std::size_t>(kSchemaVersion));
+  std::string joined;
+  for (std::size_t i = 0; i < migrations().size(); ++i) {
+    EXPECT_EQ(migrations()[i].to_version, static_cast<int>(i) + 1);
+    EXPECT_EQ(migrations()[i].sql.rfind("-- speedgate store, ", 0), 0u) << i;
+    EXPECT_NE(migrations()[i].sql.find("schema version " + std::to_string(i + 1) + " "), std::string::npos) << i;
+    joined += migrations()[i].sql;
+  }
+  EXPECT_EQ(joined, *file);
 }
 
 TEST_F(StoreTest, FreshDatabaseIsCurrentWalWithBusyTimeout) {
