@@ -12,6 +12,7 @@
 #include "trainer/lm/lm_train_loop.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/optim/adamw_util.hpp"
+#include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/phase_profile.hpp"
@@ -26,14 +27,6 @@
 
 namespace sg::trainer {
 namespace {
-
-// Optimizer and schedule: AdamW, constant learning rate, global-norm clipping.
-constexpr double kLearningRate = 1e-4;
-constexpr double kWeightDecay = 0.01;
-constexpr double kMaxGradNorm = 1.0;
-// Eval data and noise are fixed whatever the run seed, so eval losses compare across seeds.
-constexpr uint64_t kEvalSeed = 0xe7a1;
-constexpr int64_t kEvalFirstSample = int64_t{1} << 40;
 
 using Clock = std::chrono::steady_clock;
 

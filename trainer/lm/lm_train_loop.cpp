@@ -13,6 +13,7 @@
 #include "trainer/lm/lm_model.hpp"
 #include "trainer/lm/packing.hpp"
 #include "trainer/optim/adamw_util.hpp"
+#include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
@@ -25,13 +26,6 @@
 
 namespace sg::trainer {
 namespace {
-
-constexpr double kLearningRate = 1e-4;
-constexpr double kWeightDecay = 0.01;
-constexpr double kMaxGradNorm = 1.0;
-// Eval rows are fixed whatever the run seed, so eval losses compare across seeds.
-constexpr uint64_t kEvalSeed = 0xe7a1;
-constexpr int64_t kEvalFirstSample = int64_t{1} << 40;
 
 using Clock = std::chrono::steady_clock;
 
