@@ -39,11 +39,6 @@ TEST(LmTrain, OtherSeedDiffers) {
   EXPECT_NE(baseline().result.at("param_digest"), b.result.at("param_digest"));
 }
 
-struct EnvCase {
-  const char* name;
-  std::map<std::string, std::string> env;
-};
-
 class LmBitwiseSwitch : public ::testing::TestWithParam<EnvCase> {};
 
 TEST_P(LmBitwiseSwitch, DigestsEqualDefault) {
@@ -58,7 +53,7 @@ TEST_P(LmBitwiseSwitch, DigestsEqualDefault) {
 INSTANTIATE_TEST_SUITE_P(CpuPaths, LmBitwiseSwitch,
                          ::testing::Values(EnvCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
                                            EnvCase{"CheckpointFirstBlock", {{"SG_CKPT_LAYERS", "1"}}}),
-                         [](const ::testing::TestParamInfo<EnvCase>& info) { return std::string(info.param.name); });
+                         env_case_name);
 
 TEST(LmTrain, PadTo8StaysInBandWithTheSameRealTokens) {
   const auto& base = baseline();

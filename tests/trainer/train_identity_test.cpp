@@ -48,12 +48,7 @@ TEST(TrainIdentity, TextCacheHitsStayBitwise) {
   EXPECT_EQ(base.result.at("optimizer_digest"), cached.result.at("optimizer_digest"));
 }
 
-struct BitwiseCase {
-  const char* name;
-  std::map<std::string, std::string> env;
-};
-
-class BitwiseSwitch : public ::testing::TestWithParam<BitwiseCase> {};
+class BitwiseSwitch : public ::testing::TestWithParam<EnvCase> {};
 
 TEST_P(BitwiseSwitch, DigestsEqualDefault) {
   const auto& base = baseline();
@@ -65,17 +60,17 @@ TEST_P(BitwiseSwitch, DigestsEqualDefault) {
 
 INSTANTIATE_TEST_SUITE_P(
     CpuPaths, BitwiseSwitch,
-    ::testing::Values(BitwiseCase{"TextCache", {{"SG_TEXT_CACHE", "1"}}},
-                      BitwiseCase{"TextCacheOneEntry", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_CACHE_ENTRIES", "1"}}},
-                      BitwiseCase{"TextEncoderOffload", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}}},
-                      BitwiseCase{"FastInput", {{"SG_FAST_INPUT", "1"}}},
-                      BitwiseCase{"VaeFirst", {{"SG_VAE_FIRST", "1"}}},
-                      BitwiseCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
-                      BitwiseCase{"CheckpointFirstLayer", {{"SG_CKPT_LAYERS", "1"}}},
-                      BitwiseCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
-                      BitwiseCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
-                      BitwiseCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
-                      BitwiseCase{"AllBitwise",
+    ::testing::Values(EnvCase{"TextCache", {{"SG_TEXT_CACHE", "1"}}},
+                      EnvCase{"TextCacheOneEntry", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_CACHE_ENTRIES", "1"}}},
+                      EnvCase{"TextEncoderOffload", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}}},
+                      EnvCase{"FastInput", {{"SG_FAST_INPUT", "1"}}},
+                      EnvCase{"VaeFirst", {{"SG_VAE_FIRST", "1"}}},
+                      EnvCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
+                      EnvCase{"CheckpointFirstLayer", {{"SG_CKPT_LAYERS", "1"}}},
+                      EnvCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
+                      EnvCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
+                      EnvCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
+                      EnvCase{"AllBitwise",
                                   {{"SG_TEXT_CACHE", "1"},
                                    {"SG_TEXT_ENCODER_OFFLOAD", "1"},
                                    {"SG_FAST_INPUT", "1"},
@@ -83,9 +78,9 @@ INSTANTIATE_TEST_SUITE_P(
                                    {"SG_CKPT_LAYERS", "0"},
                                    {"SG_MIXED_ATTN_CKPT", "1"},
                                    {"SG_DATA_WORKERS", "2"}}}),
-    [](const ::testing::TestParamInfo<BitwiseCase>& info) { return std::string(info.param.name); });
+    env_case_name);
 
-class ToleranceSwitch : public ::testing::TestWithParam<BitwiseCase> {};
+class ToleranceSwitch : public ::testing::TestWithParam<EnvCase> {};
 
 TEST_P(ToleranceSwitch, FiniteAndClose) {
   const auto& base = baseline();
@@ -108,11 +103,11 @@ TEST_P(ToleranceSwitch, FiniteAndClose) {
 
 INSTANTIATE_TEST_SUITE_P(
     CpuPaths, ToleranceSwitch,
-    ::testing::Values(BitwiseCase{"TextMissFast", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_MISS_FAST", "1"}}},
-                      BitwiseCase{"ContextTrunc", {{"SG_TEXT_CACHE", "1"}, {"SG_CONTEXT_TRUNC", "1"}}},
-                      BitwiseCase{"VaeFullClip", {{"SG_VAE_FULLCLIP", "1"}}},
-                      BitwiseCase{"VaeChannelsLast", {{"SG_VAE_CHANNELS_LAST", "1"}}}),
-    [](const ::testing::TestParamInfo<BitwiseCase>& info) { return std::string(info.param.name); });
+    ::testing::Values(EnvCase{"TextMissFast", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_MISS_FAST", "1"}}},
+                      EnvCase{"ContextTrunc", {{"SG_TEXT_CACHE", "1"}, {"SG_CONTEXT_TRUNC", "1"}}},
+                      EnvCase{"VaeFullClip", {{"SG_VAE_FULLCLIP", "1"}}},
+                      EnvCase{"VaeChannelsLast", {{"SG_VAE_CHANNELS_LAST", "1"}}}),
+    env_case_name);
 
 // SPEEDGATE_PROFILE=1 only synchronises and times phases: the same bits as an unprofiled
 // run, and the phase totals cover the steady-state steps.

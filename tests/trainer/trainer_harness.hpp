@@ -108,6 +108,13 @@ inline std::string write_temp(const std::string& name, const std::string& conten
   return path;
 }
 
+// A named set of SG_* variables: the parameter of the switch-identity test suites.
+struct EnvCase {
+  const char* name;
+  std::map<std::string, std::string> env;
+};
+inline std::string env_case_name(const ::testing::TestParamInfo<EnvCase>& info) { return info.param.name; }
+
 // Every step's loss and grad-norm bits, both digests and the eval loss bits are equal
 // (what the gate's bitwise class demands of two results).
 inline void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& b) {
