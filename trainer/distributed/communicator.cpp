@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
-#ifdef USE_C10D_GLOO
+#ifdef SPEEDGATE_C10D_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #if SPEEDGATE_WITH_CUDA
@@ -33,7 +33,7 @@ bool is_loopback(const std::string& addr) {
   return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1";
 }
 
-#ifdef USE_C10D_GLOO
+#ifdef SPEEDGATE_C10D_GLOO
 BackendPtr make_gloo(const c10::intrusive_ptr<c10d::Store>& store, const LaunchEnv& env,
                      std::chrono::milliseconds timeout) {
   auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -76,7 +76,7 @@ std::shared_ptr<Communicator> Communicator::connect(const LaunchEnv& env, c10::D
 #if !SPEEDGATE_WITH_CUDA
   if (device.is_cuda()) throw BadInputError("distributed CUDA runs need a CUDA build (NCCL)");
 #endif
-#ifndef USE_C10D_GLOO
+#ifndef SPEEDGATE_C10D_GLOO
   if (!device.is_cuda()) {
     throw BadInputError("this build has no Gloo backend for distributed CPU runs (the Debian LibTorch build has it; "
                         "a CUDA build runs distributed only on GPUs, with NCCL)");
@@ -96,7 +96,7 @@ std::shared_ptr<Communicator> Communicator::connect(const LaunchEnv& env, c10::D
     impl->backend = "nccl";
   }
 #endif
-#ifdef USE_C10D_GLOO
+#ifdef SPEEDGATE_C10D_GLOO
   if (!device.is_cuda()) {
     impl->pg = make_gloo(pg_store, env, timeout);
     impl->backend = "gloo";
