@@ -21,15 +21,22 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The norm-only form has no rotation table. The autograd function only takes defined
+// tensors (LibTorch records device and shape of every tensor argument), so "no table" travels
+// as an empty tensor and turns back into an undefined one at the launchers.
+at::Tensor no_table_sentinel(const at::Tensor& x) { return at::empty({0}, x.options().dtype(at::kDouble)); }
+at::Tensor table_or_none(const at::Tensor& t) { return t.numel() == 0 ? at::Tensor() : t; }
+
 class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& table, double eps, int64_t heads, int64_t threads, int64_t vec) {
+                            const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec) {
+    const at::Tensor table = table_or_none(table_arg);
     auto sq = cuda::rms_square(x, threads, vec);
     // The reference's xf.pow(2).mean(-1, keepdim) + eps and rsqrt, on the same float32 tensor.
     auto r = at::rsqrt(sq.mean(-1, /*keepdim=*/true) + eps);
     auto out = cuda::rms_normalize(x, r, weight, table, heads, threads, vec);
-    ctx->save_for_backward({x, r, weight, table});
+    ctx->save_for_backward({x, r, weight, table_arg});
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
@@ -38,7 +45,8 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &x = saved[0], &r = saved[1], &weight = saved[2], &table = saved[3];
+    const auto &x = saved[0], &r = saved[1], &weight = saved[2];
+    const at::Tensor table = table_or_none(saved[3]);
     const int64_t heads = ctx->saved_data["heads"].toInt(), threads = ctx->saved_data["threads"].toInt(),
                   vec = ctx->saved_data["vec"].toInt();
     const at::Tensor g = dense_aligned(grads[0]);  // materialized: defined
@@ -71,7 +79,8 @@ class FusedQkNorm final : public QkNormVariant {
 
   at::Tensor run(const QkNormArgs& args, const ParamValues& params) const override {
     const auto p = with_defaults(family("QKNORM"), params);
-    return QkNormFunction::apply(args.x, args.weight, args.table, args.eps, args.heads, p.at("threads"), p.at("vec"));
+    const at::Tensor table = args.table.defined() ? args.table : no_table_sentinel(args.x);
+    return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"), p.at("vec"));
   }
 };
 
