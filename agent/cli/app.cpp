@@ -32,10 +32,11 @@ int run_cli(int argc, char** argv) {
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_tune_command(app));
-  CLI::App* presets = app.add_subcommand("presets", "emit or check preset files");
+  CLI::App* presets = app.add_subcommand("presets", "emit, check or project preset files");
   presets->require_subcommand(1);
   commands.push_back(make_presets_emit_command(*presets));
   commands.push_back(make_presets_check_command(*presets));
+  commands.push_back(make_presets_project_command(*presets));
   commands.push_back(make_report_command(app));
   commands.push_back(make_serve_command(app));
   commands.push_back(make_nightly_command(app));

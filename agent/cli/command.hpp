@@ -19,6 +19,7 @@ class Command {
 std::unique_ptr<Command> make_tune_command(CLI::App& parent);
 std::unique_ptr<Command> make_presets_emit_command(CLI::App& presets);
 std::unique_ptr<Command> make_presets_check_command(CLI::App& presets);
+std::unique_ptr<Command> make_presets_project_command(CLI::App& presets);
 std::unique_ptr<Command> make_report_command(CLI::App& parent);
 std::unique_ptr<Command> make_serve_command(CLI::App& parent);
 std::unique_ptr<Command> make_nightly_command(CLI::App& parent);

@@ -72,4 +72,38 @@ nlohmann::json Projection::to_json(const ProjectionInputs& in) const {
       {"peak_bytes", peak_bytes}};
 }
 
+namespace {
+
+double number_at(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) {
+    throw std::invalid_argument("stored projection: " + where + key + " is missing or not a number");
+  }
+  return j.at(key).get<double>();
+}
+
+}  // namespace
+
+ProjectionInputs projection_inputs_from_json(const nlohmann::json& stored) {
+  if (!stored.is_object()) throw std::invalid_argument("stored projection: inputs are not a JSON object");
+  ProjectionInputs in;
+  if (!stored.contains("points") || !stored.at("points").is_array()) {
+    throw std::invalid_argument("stored projection: points is missing or not an array");
+  }
+  for (const auto& pt : stored.at("points")) {
+    in.points.push_back({static_cast<int>(number_at(pt, "micro_batch", "points[].")), number_at(pt, "peak_bytes", "points[]."),
+                         number_at(pt, "reserved_bytes", "points[].")});
+  }
+  const auto& bd = stored.contains("breakdown") ? stored.at("breakdown") : nlohmann::json();
+  in.breakdown.parameters = number_at(bd, "parameters", "breakdown.");
+  in.breakdown.gradients = number_at(bd, "gradients", "breakdown.");
+  in.breakdown.optimizer = number_at(bd, "optimizer", "breakdown.");
+  in.breakdown.frozen = number_at(bd, "frozen", "breakdown.");
+  in.breakdown.activations = number_at(bd, "activations", "breakdown.");
+  in.fragmentation = number_at(stored.contains("terms") ? stored.at("terms") : nlohmann::json(), "fragmentation", "terms.");
+  in.target_micro_batch = static_cast<int>(number_at(stored, "target_micro_batch", ""));
+  in.world_size = static_cast<int>(number_at(stored, "world_size", ""));
+  in.zero_stage = static_cast<int>(number_at(stored, "zero_stage", ""));
+  return in;
+}
+
 }  // namespace sg::agent

@@ -52,6 +52,12 @@ struct Projection {
 
 Projection project_peak(const ProjectionInputs& in);
 
+// The inputs a stored projection was made from (Projection::to_json's "points",
+// "breakdown", "terms.fragmentation" and target), so it can be re-projected to another
+// micro-batch, world size or ZeRO stage. Throws std::invalid_argument naming the field
+// that is missing or malformed.
+ProjectionInputs projection_inputs_from_json(const nlohmann::json& stored);
+
 // Fraction of each model-state term a rank holds under ZeRO stage z (0..3).
 double zero_param_factor(int world, int zero);
 double zero_grad_factor(int world, int zero);

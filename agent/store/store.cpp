@@ -717,4 +717,46 @@ std::int64_t Store::add_preset(const PresetRow& p) {
   return id;
 }
 
+std::vector<ProjectionRow> Store::projections(std::int64_t campaign_id, const std::string& config_key) {
+  SQLite::Statement q(*db_,
+      "SELECT campaign_id, config_key, target_micro_batch, world_size, zero_stage, inputs_json, projected_bytes, "
+      "measured_bytes, relative_error FROM projections WHERE campaign_id = ? AND config_key = ? ORDER BY id");
+  q.bind(1, campaign_id);
+  q.bind(2, config_key);
+  std::vector<ProjectionRow> out;
+  while (q.executeStep()) {
+    ProjectionRow p;
+    p.campaign_id = q.getColumn(0).getInt64();
+    p.config_key = text(q.getColumn(1));
+    p.target_micro_batch = q.getColumn(2).getInt();
+    p.world_size = q.getColumn(3).getInt();
+    p.zero_stage = q.getColumn(4).getInt();
+    p.inputs = json::parse(text(q.getColumn(5)), nullptr, /*allow_exceptions=*/false);
+    p.projected_bytes = column_real(q.getColumn(6));
+    if (!q.getColumn(7).isNull()) p.measured_bytes = column_real(q.getColumn(7));
+    if (!q.getColumn(8).isNull()) p.relative_error = column_real(q.getColumn(8));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::optional<PresetRow> Store::latest_preset(std::int64_t campaign_id, const std::string& name) {
+  SQLite::Statement q(*db_,
+      "SELECT campaign_id, name, path, config_key, budget_bytes, speedup, speedup_spread, projected_peak_bytes "
+      "FROM presets WHERE campaign_id = ? AND name = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, campaign_id);
+  q.bind(2, name);
+  if (!q.executeStep()) return std::nullopt;
+  PresetRow p;
+  p.campaign_id = q.getColumn(0).getInt64();
+  p.name = text(q.getColumn(1));
+  p.path = text(q.getColumn(2));
+  p.config_key = text(q.getColumn(3));
+  p.budget_bytes = column_real(q.getColumn(4));
+  p.speedup = column_real(q.getColumn(5));
+  p.speedup_spread = column_real(q.getColumn(6));
+  p.projected_peak_bytes = column_real(q.getColumn(7));
+  return p;
+}
+
 }  // namespace sg::agent

@@ -146,9 +146,13 @@ class Store {
   std::vector<EvaluationRow> evaluations(std::int64_t campaign_id);
   void set_frontier(std::int64_t campaign_id, const std::vector<std::int64_t>& evaluation_ids);
   void add_projection(const ProjectionRow& p);
+  // The stored projections of one configuration (inputs_json parsed; discarded JSON if malformed).
+  std::vector<ProjectionRow> projections(std::int64_t campaign_id, const std::string& config_key);
   void add_kernel_trial(std::int64_t campaign_id, const std::string& family, const nlohmann::json& params,
                         std::int64_t evaluation_id);
   std::int64_t add_preset(const PresetRow& p);
+  // The newest emitted preset of that name (budget) in the campaign.
+  std::optional<PresetRow> latest_preset(std::int64_t campaign_id, const std::string& name);
 
  private:
   void migrate();
