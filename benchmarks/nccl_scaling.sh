@@ -16,30 +16,13 @@ BIN=${BUILD_DIR:-$ROOT/build}/bin
 SIZE=${SIZE:-base} MICRO=${MICRO:-8} STEPS=${STEPS:-6} ROUNDS=${ROUNDS:-2} THREADS=${THREADS:-8}
 PRESET=${PRESET:-$ROOT/presets/fast_80gb.env} CAMPAIGN_MINUTES=${CAMPAIGN_MINUTES:-3}
 OUT=${OUT:-/tmp/speedgate-out}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+. "$ROOT/benchmarks/lib/ranks.sh"
 command -v jq >/dev/null || { echo "nccl_scaling: needs jq" >&2; exit 2; }
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 [ "$gpus" -ge 2 ] || { echo "nccl_scaling: needs 2 GPUs, found $gpus" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/sg_nccl.XXXXXX)
 mkdir -p "$OUT"
-port=29611
-
-# run_ranks W RESULT [preset args...] -- [trainer args...]: W ranks on GPUs 0..W-1.
-run_ranks() {
-  local world=$1 res=$2; shift 2
-  local pids=() r
-  port=$((port + 1))
-  for r in $(seq 0 $((world - 1))); do
-    RANK=$r WORLD_SIZE=$world LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      "$BIN/speedgate-train" run --workload wam --size "$SIZE" --seed 0 --micro-batch "$MICRO" --grad-accum 1 \
-      --threads "$THREADS" --eval-batches 0 "$@" --result "$res" >"$res.rank$r.log" 2>&1 &
-    pids+=($!)
-  done
-  local code=0
-  for p in "${pids[@]}"; do wait "$p" || code=$?; done
-  return $code
-}
-field() { jq -r "$2" "$1" 2>/dev/null || echo -; }
+COMMON=(--workload wam --size "$SIZE" --seed 0 --micro-batch "$MICRO" --grad-accum 1 --threads "$THREADS" --eval-batches 0)
 
 {
 echo "# Data parallel on NCCL: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) x $gpus"
@@ -73,8 +56,8 @@ echo "## 2. OVERLAP_COMM on vs off, 2 ranks, same buckets (wam $SIZE, default sw
 echo
 # Default switches: a preset with a non-deterministic switch (ATTN_BACKEND=cudnn's backward)
 # differs run to run whatever OVERLAP_COMM does, and would hide what is compared here.
-run_ranks 2 "$WORK/ov0.json" --steps 4 --warmup-steps 1; c0=$?
-SG_OVERLAP_COMM=1 run_ranks 2 "$WORK/ov1.json" --steps 4 --warmup-steps 1; c1=$?
+run_ranks 2 "$WORK/ov0.json" "${COMMON[@]}" --steps 4 --warmup-steps 1; c0=$?
+SG_OVERLAP_COMM=1 run_ranks 2 "$WORK/ov1.json" "${COMMON[@]}" --steps 4 --warmup-steps 1; c1=$?
 same() { [ "$(field "$WORK/ov0.json" "$1")" = "$(field "$WORK/ov1.json" "$1")" ] && [ "$(field "$WORK/ov0.json" "$1")" != - ] && echo identical || echo DIFFERENT; }
 echo "| | overlap off | overlap on |"
 echo "|---|---|---|"
@@ -95,12 +78,12 @@ echo "|---|---|---|---|---|---|"
 for r in $(seq 1 "$ROUNDS"); do
   for cfg in default preset; do
     args=(); [ $cfg = preset ] && args=(--preset "$PRESET")
-    run_ranks 1 "$WORK/s1_${cfg}_$r.json" --steps "$STEPS" --warmup-steps 2 "${args[@]}"
-    SG_OVERLAP_COMM=1 run_ranks 2 "$WORK/s2_${cfg}_$r.json" --steps "$STEPS" --warmup-steps 2 "${args[@]}"
+    run_ranks 1 "$WORK/s1_${cfg}_$r.json" "${COMMON[@]}" --steps "$STEPS" --warmup-steps 2 "${args[@]}"
+    SG_OVERLAP_COMM=1 run_ranks 2 "$WORK/s2_${cfg}_$r.json" "${COMMON[@]}" --steps "$STEPS" --warmup-steps 2 "${args[@]}"
     s1=$(field "$WORK/s1_${cfg}_$r.json" '.samples_per_s // 0')
     s2=$(field "$WORK/s2_${cfg}_$r.json" '.samples_per_s // 0')
     eff=$(awk -v a="$s1" -v b="$s2" 'BEGIN{ if (a>0 && b>0) printf "%.3f", b/(2*a); else print "-" }')
-    pk=$(field "$WORK/s2_${cfg}_$r.json" '(.memory.peak_allocated_bytes // [0] | max) / 1073741824 * 100 | round / 100')
+    pk=$(peak_gib "$WORK/s2_${cfg}_$r.json" allocated)
     name=$cfg; [ $cfg = preset ] && name="$(basename "$PRESET" .env) + OVERLAP_COMM"
     echo "| $r | $name | $(printf '%.2f' "$s1") | $(printf '%.2f' "$s2") | $eff | $pk |"
   done
