@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <map>
+#include <vector>
+
+#include "agent/dashboard/series_sample.hpp"
 
 namespace sg::agent::dashboard {
 namespace {
@@ -118,19 +121,63 @@ json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const T
           {"trials", json::parse(q.getColumn(0).isNull() ? "[]" : q.getColumn(0).getString())}};
 }
 
-std::string campaign_series(SQLite::Database& db, std::int64_t campaign_id) {
+json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t max_points) {
   SQLite::Statement q(db,
-      "SELECT json_object('id', json_group_array(id), 'disposition', json_group_array(disposition), "
-      "'speedup', json_group_array(" + finite("speedup") + "), 'samples_per_s', json_group_array(" +
-      finite("samples_per_s") + "), 'projected_peak_bytes', json_group_array(" +
-      finite("projected_peak_bytes") + "), 'measured_peak_bytes', json_group_array(measured), "
-      "'on_frontier', json_group_array(on_frontier)) FROM (SELECT v.*, "
-      "(SELECT MAX(t.peak_allocated_bytes) FROM json_each(v.trial_ids_json) j "
-      " JOIN trials t ON t.id = j.value) AS measured FROM evaluations v "
-      "WHERE v.campaign_id = ? ORDER BY v.id)");
-  q.bind(1, campaign_id);
-  q.executeStep();
-  return q.getColumn(0).getString();
+      "SELECT v.id, v.disposition, " + finite("v.speedup") + ", " + finite("v.samples_per_s") + ", " +
+      finite("v.projected_peak_bytes") + ", (SELECT MAX(t.peak_allocated_bytes) FROM "
+      "json_each(v.trial_ids_json) j JOIN trials t ON t.id = j.value), v.on_frontier, "
+      "v.id IN (SELECT evaluation_id FROM presets WHERE campaign_id = :c) "
+      "FROM evaluations v WHERE v.campaign_id = :c ORDER BY v.id");
+  q.bind(":c", campaign_id);
+  struct Row {
+    json id, speedup, samples, projected, measured, on_frontier;
+  };
+  std::vector<Row> rows;
+  std::vector<SeriesPoint> points;
+  json dispositions = json::object();
+  std::int64_t speedup = 0, throughput = 0, frontier = 0, memory = 0;
+  while (q.executeStep()) {
+    Row r{value(q.getColumn(0)), value(q.getColumn(2)), value(q.getColumn(3)), value(q.getColumn(4)),
+          value(q.getColumn(5)), value(q.getColumn(6))};
+    SeriesPoint p;
+    p.disposition = q.getColumn(1).getString();
+    p.on_frontier = q.getColumn(6).getInt() != 0;
+    p.preset = q.getColumn(7).getInt() != 0;
+    p.projected_peak_bytes = r.projected.is_number() ? r.projected.get<double>() : NAN;
+    speedup += !r.speedup.is_null();
+    throughput += !r.samples.is_null();
+    frontier += !r.samples.is_null() && !r.projected.is_null();
+    memory += !r.measured.is_null() && !r.projected.is_null();
+    dispositions[p.disposition] = dispositions.value(p.disposition, 0) + 1;
+    rows.push_back(std::move(r));
+    points.push_back(std::move(p));
+  }
+  json series = {{"index", json::array()}, {"id", json::array()}, {"disposition", json::array()},
+                 {"speedup", json::array()}, {"samples_per_s", json::array()},
+                 {"projected_peak_bytes", json::array()}, {"measured_peak_bytes", json::array()},
+                 {"on_frontier", json::array()}, {"preset", json::array()}};
+  for (std::size_t i : sample_series(points, max_points)) {
+    const Row& r = rows[i];
+    series["index"].push_back(i + 1);
+    series["id"].push_back(r.id);
+    series["disposition"].push_back(points[i].disposition);
+    series["speedup"].push_back(r.speedup);
+    series["samples_per_s"].push_back(r.samples);
+    series["projected_peak_bytes"].push_back(r.projected);
+    series["measured_peak_bytes"].push_back(r.measured);
+    series["on_frontier"].push_back(r.on_frontier);
+    series["preset"].push_back(points[i].preset ? 1 : 0);
+  }
+  return {{"trials", rows.size()}, {"max_points", max_points}, {"dispositions", dispositions},
+          {"totals", {{"speedup", speedup}, {"throughput", throughput}, {"frontier", frontier},
+                      {"memory", memory}}},
+          {"series", series}};
+}
+
+std::optional<std::int64_t> newest_campaign(SQLite::Database& db) {
+  SQLite::Statement q(db, "SELECT MAX(id) FROM campaigns");
+  if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
+  return q.getColumn(0).getInt64();
 }
 
 std::string campaign_frontier(SQLite::Database& db, std::int64_t campaign_id) {

@@ -3,6 +3,7 @@
 // A "trial" on the dashboard is an evaluation: one candidate configuration judged by
 // the gate, with the trainer runs (trials table rows) that justify it.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,9 +27,18 @@ struct TrialPage {
 };
 nlohmann::json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id,
                                    const TrialPage& page);
-// Every trial of a campaign as columns (id, disposition, speedup, samples_per_s,
-// projected and measured peak bytes, on_frontier): what the charts draw.
-std::string campaign_series(SQLite::Database& db, std::int64_t campaign_id);
+// What the charts draw: a campaign's trials as columns (index = 1-based position in the
+// campaign, id, disposition, speedup, samples_per_s, projected and measured peak bytes,
+// on_frontier, preset), at most max_points of them (0 = all; which ones:
+// series_sample.hpp), with what they stand for: "trials" (all of the campaign),
+// "dispositions" ({name: trials}) and "totals" (per chart, the trials with a value to
+// draw: speedup, throughput, frontier = throughput × projected peak, memory = measured
+// × projected peak).
+nlohmann::json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t max_points);
+// What /series sends when the request names no max_points: what one chart draws.
+constexpr std::size_t kDefaultSeriesPoints = 1000;
+// The id of the newest campaign (highest id); nullopt when the store has none.
+std::optional<std::int64_t> newest_campaign(SQLite::Database& db);
 std::string campaign_frontier(SQLite::Database& db, std::int64_t campaign_id);
 std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id);
 nlohmann::json campaign_presets(SQLite::Database& db, std::int64_t campaign_id);

@@ -122,7 +122,8 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     return r ? json_response(*r) : not_found();
   }
   if (parts.size() == 5 && parts[2] == "campaigns") {
-    const auto id = parse_id(parts[3]);
+    // "newest": the campaign the page shows first, so it need not wait for the list.
+    const auto id = parts[3] == "newest" ? newest_campaign(db) : parse_id(parts[3]);
     if (!id || !campaign_exists(db, *id)) return not_found();
     const auto what = parts[4];
     // The long arrays are JSON text from SQLite; wrap them without re-parsing.
@@ -147,12 +148,18 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       return json_response(body);
     }
     if (what == "series") {
-      return wrap("series", campaign_series(db, *id),
-                  {{"campaign_id", *id}, {"budgets", campaign_budgets(db, *id)}});
+      const std::string max_points = query_param(query, "max_points");
+      const auto points = max_points.empty() ? std::optional<std::int64_t>(kDefaultSeriesPoints)
+                                             : parse_id(max_points);
+      if (!points) return {400, "text/plain; charset=utf-8", "max_points must be a whole number >= 0\n"};
+      json body = campaign_series(db, *id, static_cast<std::size_t>(*points));
+      body["campaign_id"] = *id;
+      body["budgets"] = campaign_budgets(db, *id);
+      return json_response(body);
     }
     if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
     if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
-    if (what == "presets") return json_response({{"presets", campaign_presets(db, *id)}});
+    if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(db, *id)}});
   }
   return not_found();
 }

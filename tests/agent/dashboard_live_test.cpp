@@ -11,6 +11,7 @@
 #include <regex>
 #include <thread>
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/server.hpp"
@@ -179,8 +180,10 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
 }
 
-// Above 1,000 trials each chart draws 1,000 of them, and every disposition keeps its share
-// (a sample that kept every accepted trial drew only accepted ones once they were many).
+// Above 1,000 trials the server sends 1,000 of them and each chart draws those: every
+// disposition keeps its share, a rare one is still there (a sample that kept every
+// accepted trial drew only accepted ones once they were many), the presets' stars and the
+// frontier are drawn, and the captions and data-points count the whole campaign.
 TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
   const std::string big_db = (dir_ / "big.db").string();
   bench::SyntheticStoreSpec spec;
@@ -188,6 +191,11 @@ TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
   spec.evaluations_per_campaign = 4500;
   const auto counts = bench::write_synthetic_store(big_db, spec);
   ASSERT_GT(counts.accepted, 1000) << "the store must have more accepted trials than a chart draws";
+  {  // one crash among 4,500 trials: its proportional share of 1,000 points rounds to 0
+    SQLite::Database db(big_db, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE evaluations SET disposition = 'crash' WHERE id = (SELECT MIN(id) FROM evaluations "
+            "WHERE disposition = 'slower')");
+  }
   Server big(big_db, ListenAddress{"127.0.0.1", 0});
   const auto dom = run_command(
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
@@ -196,19 +204,34 @@ TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
       std::to_string(big.port()) + "/ 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   ASSERT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-speedup"([^>]*)>)re")));
-  const std::string attrs = m[1];
-  const auto attr = [&](const std::string& name) {
+  const auto attr = [&](const std::string& chart, const std::string& name) {
+    std::smatch m;
+    if (!std::regex_search(dom.out, m, std::regex("<canvas id=\"" + chart + "\"([^>]*)>"))) return std::string();
+    const std::string attrs = m[1];
     std::smatch v;
     return std::regex_search(attrs, v, std::regex(name + R"re(="([^"]*)")re")) ? std::string(v[1]) : "";
   };
-  EXPECT_EQ(attr("data-points"), "4500");
-  EXPECT_EQ(attr("data-drawn"), "1000");
-  EXPECT_EQ(attr("data-rendered"), "yes");
-  for (const char* d : {"accepted", "gate_failed", "slower", "pruned", "oom"}) {
-    EXPECT_NE(attr("data-series").find(d), std::string::npos) << d << " missing from " << attr("data-series");
+  for (const char* chart : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory"}) {
+    EXPECT_EQ(attr(chart, "data-points"), "4500") << chart;  // what the chart stands for
+    EXPECT_EQ(attr(chart, "data-drawn"), "1000") << chart;   // what the server sent
+    EXPECT_EQ(attr(chart, "data-rendered"), "yes") << chart;
   }
+  for (const char* chart : {"chart-speedup", "chart-throughput", "chart-frontier"}) {
+    for (const char* d : {"accepted", "gate_failed", "slower", "pruned", "oom", "crash"}) {
+      EXPECT_NE(attr(chart, "data-series").find(d), std::string::npos)
+          << d << " missing from " << chart << ": " << attr(chart, "data-series");
+    }
+  }
+  // Both presets' stars, and a frontier line through frontier trials (every one of them:
+  // the synthetic store marks about 300 of 4,500, fewer than the 500 the sample keeps).
+  const std::string decorations = attr("chart-frontier", "data-decorations");
+  EXPECT_NE(decorations.find("presets:2"), std::string::npos) << decorations;
+  SQLite::Database db(big_db, SQLite::OPEN_READONLY);
+  const int frontier = db.execAndGet("SELECT COUNT(*) FROM evaluations WHERE on_frontier = 1").getInt();
+  ASSERT_GT(frontier, 0);
+  ASSERT_LT(frontier, 498);  // 500 less the two presets
+  EXPECT_NE(decorations.find("frontier:" + std::to_string(frontier) + ","), std::string::npos) << decorations;
+  EXPECT_NE(dom.out.find("1000 of 4500 points drawn"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -101,11 +102,73 @@ TEST_F(DashboardRouterTest, SeriesIsColumnarWithOneEntryPerTrial) {
   Router r(db_);
   const auto body = get_json(r, "/api/v1/campaigns/2/series");
   const auto& s = body.at("series");
-  for (const char* column : {"id", "disposition", "speedup", "samples_per_s", "projected_peak_bytes",
-                             "measured_peak_bytes", "on_frontier"}) {
+  for (const char* column : {"index", "id", "disposition", "speedup", "samples_per_s", "projected_peak_bytes",
+                             "measured_peak_bytes", "on_frontier", "preset"}) {
     EXPECT_EQ(s.at(column).size(), 30u) << column;
   }
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(s.at("index")[i].get<int>(), i + 1);
+  EXPECT_EQ(body.at("trials").get<int>(), 30);
+  EXPECT_EQ(body.at("max_points").get<int>(), 1000);
+  for (const char* chart : {"speedup", "throughput", "frontier", "memory"}) {
+    EXPECT_EQ(body.at("totals").at(chart).get<int>(), 30) << chart;
+  }
   EXPECT_EQ(body.at("budgets").size(), 2u);
+}
+
+// Above max_points the server sends a sample that still has every disposition, every
+// preset's trial and every frontier trial, with the totals of the whole campaign.
+TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
+  {  // a rare disposition: one trial of campaign 1 crashed
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE evaluations SET disposition = 'crash', on_frontier = 0 WHERE id = (SELECT MIN(id) "
+            "FROM evaluations WHERE campaign_id = 1 AND disposition = 'slower')");
+  }
+  Router r(db_);
+  const auto full = get_json(r, "/api/v1/campaigns/1/series?max_points=0").at("series");
+  ASSERT_EQ(full.at("id").size(), 30u);
+  const auto body = get_json(r, "/api/v1/campaigns/1/series?max_points=12");
+  const auto& s = body.at("series");
+  ASSERT_EQ(s.at("id").size(), 12u);
+  EXPECT_EQ(body.at("trials").get<int>(), 30);
+  EXPECT_EQ(body.at("totals").at("speedup").get<int>(), 30);
+  std::set<std::string> sent, all;
+  for (const auto& d : s.at("disposition")) sent.insert(d.get<std::string>());
+  int listed = 0;
+  for (const auto& [d, n] : body.at("dispositions").items()) {
+    all.insert(d);
+    listed += n.get<int>();
+  }
+  EXPECT_EQ(listed, 30);
+  EXPECT_TRUE(all.count("crash"));
+  EXPECT_EQ(sent, all);
+  std::set<std::int64_t> ids;
+  for (std::size_t i = 0; i < s.at("id").size(); ++i) {
+    ids.insert(s.at("id")[i].get<std::int64_t>());
+    const auto at = s.at("index")[i].get<std::size_t>() - 1;  // the same trial in the full series
+    EXPECT_EQ(full.at("id")[at], s.at("id")[i]);
+    EXPECT_EQ(full.at("speedup")[at], s.at("speedup")[i]);
+    if (i > 0) EXPECT_GT(s.at("index")[i].get<int>(), s.at("index")[i - 1].get<int>());
+  }
+  for (const auto& p : get_json(r, "/api/v1/campaigns/1/presets").at("presets")) {
+    EXPECT_TRUE(ids.count(p.at("evaluation_id").get<std::int64_t>())) << "preset " << p.at("name");
+  }
+  for (std::size_t i = 0; i < full.at("id").size(); ++i) {
+    if (full.at("on_frontier")[i] == 1) EXPECT_TRUE(ids.count(full.at("id")[i].get<std::int64_t>())) << i;
+  }
+  EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/series?max_points=many").status, 400);
+  EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/series?max_points=-5").status, 400);
+}
+
+TEST_F(DashboardRouterTest, NewestAliasServesTheNewestCampaign) {
+  Router r(db_);
+  EXPECT_EQ(get_json(r, "/api/v1/campaigns/newest/series").at("campaign_id").get<int>(), 2);
+  EXPECT_EQ(get_json(r, "/api/v1/campaigns/newest/presets").at("campaign_id").get<int>(), 2);
+  const auto page = get_json(r, "/api/v1/campaigns/newest/trials?offset=0&limit=5");
+  EXPECT_EQ(page.at("campaign_id").get<int>(), 2);
+  EXPECT_EQ(page.at("trials")[0].at("campaign_id").get<int>(), 2);
+  const std::string empty = (dir_ / "empty.db").string();
+  { Store created(empty); }
+  EXPECT_EQ(Router(empty).handle("GET", "/api/v1/campaigns/newest/series").status, 404);
 }
 
 TEST_F(DashboardRouterTest, PresetSeriesHasOnePointPerNight) {

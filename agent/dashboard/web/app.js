@@ -1,12 +1,15 @@
 // speedgate dashboard: reads /api/v1/* and draws Chart.js charts and the trial table.
 // Every value from the DB is inserted as text (textContent), never as HTML.
-// Scale: the charts read one columnar series per campaign; above MAX_POINTS trials a
-// chart draws MAX_POINTS of them, frontier trials first and an even sample of the rest
-// (its caption says so); the table is paged and filtered by the server.
-// Speed (docs/dashboard.md, benchmarks/results/dashboard.md): index.html starts the first
-// view's requests before Chart.js loads; charts are sized once from their containers
-// (responsive: false, no per-chart style reads), drawn without animation or parsing, on a
-// CPU-backed 2D context; "ready" is reported after the frame showing them is produced.
+// Scale: the charts read one columnar series per campaign, which the server samples to
+// at most 1,000 trials (every disposition, the frontier and the presets' trials kept;
+// docs/dashboard.md) and sends with what they stand for (per-chart totals, every
+// disposition's count); a sampled chart's caption says so. The table is paged and
+// filtered by the server.
+// Speed (docs/dashboard.md, benchmarks/results/dashboard.md): index.html starts every
+// first-view request at once, before Chart.js loads; charts are sized once from their
+// containers (responsive: false, no per-chart style reads), drawn without animation or
+// parsing, on a CPU-backed 2D context; the table's first page is put in after the
+// charts; "ready" is reported after the frame showing both is produced.
 'use strict';
 
 const COLORS = {
@@ -16,7 +19,6 @@ const COLORS = {
 };
 const GIB = 1024 * 1024 * 1024;
 const PAGE = 50;           // table rows per page
-const MAX_POINTS = 1000;   // points drawn per chart
 const charts = {};
 const sizes = {};          // canvas id -> {w, h} of its container
 const timing = {};         // phase -> ms since navigation start (reported with "ready")
@@ -75,34 +77,14 @@ function draw(id, config, total) {
   canvas.dataset.points = String(total == null ? drawn : total);
   canvas.dataset.drawn = String(drawn);
   canvas.dataset.series = config.data.datasets.filter((d) => !d.decoration).map((d) => d.label).join(',');
+  canvas.dataset.decorations = config.data.datasets.filter((d) => d.decoration).map((d) => d.label + ':' + d.data.length).join(',');
   const note = canvas.closest('figure').querySelector('.sampled');
   if (note) note.textContent = total != null && drawn < total ? ' — ' + drawn + ' of ' + total + ' points drawn' : '';
 }
 
-// At most `room` elements of `list`, evenly spread over it.
-function spread(list, room) {
-  if (list.length <= room) return list;
-  const out = [];
-  const stride = list.length / room;
-  for (let k = 0; k < room; ++k) out.push(list[Math.floor(k * stride)]);
-  return out;
-}
-
-// Indices of the trials a chart draws: all when few; else at most MAX_POINTS: the
-// frontier trials (up to half of them, evenly spread) and an even sample of the rest, so
-// every disposition keeps its share.
-function sampleIndices(series) {
-  const n = series.id.length;
-  const all = [...Array(n).keys()];
-  if (n <= MAX_POINTS) return all;
-  const frontier = spread(all.filter((i) => series.on_frontier[i]), MAX_POINTS / 2);
-  const rest = spread(all.filter((i) => !series.on_frontier[i]), MAX_POINTS - frontier.length);
-  return frontier.concat(rest).sort((a, b) => a - b);
-}
-
-function byDisposition(series, indices, x, y) {
+function byDisposition(series, x, y) {
   const groups = {};
-  for (const i of indices) {
+  for (let i = 0; i < series.id.length; ++i) {
     const v = y(i);
     const xv = x(i);
     if (v == null || xv == null) continue;
@@ -112,28 +94,44 @@ function byDisposition(series, indices, x, y) {
     label: d, data, backgroundColor: color(d), borderColor: color(d), pointRadius: 2.5, showLine: false }));
 }
 
-function axes(x, y) {
-  return { scales: { x: { type: 'linear', title: { display: true, text: x } },
-                     y: { type: 'linear', title: { display: true, text: y } } } };
+// A tick's label as Chart.js's default writes it in English (decimals from the step
+// between ticks, thousands grouped), without Intl.NumberFormat: creating the first one
+// costs the page ~15 ms of ICU start-up before the first chart.
+function tickLabel(value, index, ticks) {
+  let step = ticks.length > 3 ? ticks[2].value - ticks[1].value : ticks.length > 1 ? ticks[1].value - ticks[0].value : value;
+  if (Math.abs(step) >= 1 && value !== Math.floor(value)) step = value - Math.floor(value);
+  const decimals = step ? Math.max(0, Math.min(20, -Math.floor(Math.log10(Math.abs(step))))) : 0;
+  const [whole, fraction] = value.toFixed(decimals).split('.');
+  return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',') + (fraction ? '.' + fraction : '');
 }
 
-function drawCampaignCharts(s, presets, budgets) {
-  const idx = sampleIndices(s);
-  const n = s.id.length;
-  const count = (f) => s.id.reduce((c, _, i) => c + (f(i) == null ? 0 : 1), 0);
-  draw('chart-speedup', { type: 'scatter', data: { datasets: byDisposition(s, idx, (i) => i + 1, (i) => s.speedup[i]) },
-    options: axes('trial', 'speedup ×') }, count((i) => s.speedup[i]));
-  draw('chart-throughput', { type: 'scatter', data: { datasets: byDisposition(s, idx, (i) => i + 1, (i) => s.samples_per_s[i]) },
-    options: axes('trial', 'samples/s') }, count((i) => s.samples_per_s[i]));
+function axes(x, y) {
+  const ticks = { callback: tickLabel };
+  return { scales: { x: { type: 'linear', title: { display: true, text: x }, ticks },
+                     y: { type: 'linear', title: { display: true, text: y }, ticks } } };
+}
+
+// body: the /series answer (series sampled by the server, totals = what each chart
+// stands for). The frontier line joins the frontier trials sent (all of them unless
+// there are more than 500).
+function drawCampaignCharts(body, presets, budgets) {
+  const s = body.series;
+  const totals = body.totals;
+  const all = [...s.id.keys()];
+  const trial = (i) => s.index[i];
+  draw('chart-speedup', { type: 'scatter', data: { datasets: byDisposition(s, trial, (i) => s.speedup[i]) },
+    options: axes('trial', 'speedup ×') }, totals.speedup);
+  draw('chart-throughput', { type: 'scatter', data: { datasets: byDisposition(s, trial, (i) => s.samples_per_s[i]) },
+    options: axes('trial', 'samples/s') }, totals.throughput);
 
   const proj = (i) => gib(s.projected_peak_bytes[i]);
-  const frontier = s.id.map((_, i) => i).filter((i) => s.on_frontier[i] && proj(i) != null)
+  const frontier = all.filter((i) => s.on_frontier[i] && proj(i) != null && s.samples_per_s[i] != null)
     .map((i) => ({ x: proj(i), y: s.samples_per_s[i] })).sort((a, b) => a.x - b.x);
-  const datasets = byDisposition(s, idx, proj, (i) => s.samples_per_s[i]);
+  const datasets = byDisposition(s, proj, (i) => s.samples_per_s[i]);
   datasets.push({ label: 'frontier', data: frontier, showLine: true, borderColor: '#1d2330',
                   backgroundColor: '#1d2330', pointRadius: 0, decoration: true });
   let ymax = 1;
-  for (let i = 0; i < n; ++i) ymax = Math.max(ymax, s.samples_per_s[i] || 0);
+  for (const i of all) ymax = Math.max(ymax, s.samples_per_s[i] || 0);
   for (const b of budgets) {
     datasets.push({ label: 'budget ' + b.name, data: [{ x: gib(b.bytes), y: 0 }, { x: gib(b.bytes), y: ymax * 1.1 }],
                     showLine: true, borderDash: [6, 4], borderColor: '#d64545', pointRadius: 0, decoration: true });
@@ -143,9 +141,9 @@ function drawCampaignCharts(s, presets, budgets) {
                     pointStyle: 'star', pointRadius: 12, borderColor: '#000', backgroundColor: '#ffd400', decoration: true });
   }
   draw('chart-frontier', { type: 'scatter', data: { datasets }, options: axes('projected peak GiB', 'samples/s') },
-       count((i) => (proj(i) == null ? null : s.samples_per_s[i])));
+       totals.frontier);
 
-  const pts = idx.filter((i) => s.measured_peak_bytes[i] != null && proj(i) != null)
+  const pts = all.filter((i) => s.measured_peak_bytes[i] != null && proj(i) != null)
                  .map((i) => ({ x: proj(i), y: gib(s.measured_peak_bytes[i]) }));
   let m = 1e-3;
   for (const p of pts) m = Math.max(m, p.x, p.y);
@@ -153,8 +151,7 @@ function drawCampaignCharts(s, presets, budgets) {
       { label: 'trials', data: pts, backgroundColor: '#3465a4', pointRadius: 2.5 },
       { label: 'measured = projected', data: [{ x: 0, y: 0 }, { x: m, y: m }], showLine: true,
         pointRadius: 0, borderColor: '#999', decoration: true }] },
-    options: axes('projected peak GiB', 'measured peak GiB (this device)') },
-    count((i) => (s.measured_peak_bytes[i] == null ? null : proj(i))));
+    options: axes('projected peak GiB', 'measured peak GiB (this device)') }, totals.memory);
 }
 
 function drawTrend(series) {
@@ -208,22 +205,27 @@ function renderRows(rows) {
   }
 }
 
-// The request index.html started for `what` of campaign `id`, once; else null.
+// The answer to the request index.html started for `what` (of the newest campaign), once,
+// if it is campaign `id`'s; else null.
 async function prefetched(what, id) {
   const pre = window.firstView;
-  if (!pre || !pre[what] || (await pre.newest) !== id) return null;
+  if (!pre || !pre[what]) return null;
   const p = pre[what];
   pre[what] = null;
-  return p;
+  const body = await p;
+  return body && body.campaign_id === id ? body : null;
 }
 
-async function loadTable() {
+async function fetchTable() {
   const params = new URLSearchParams({ offset: String(pageOffset), limit: String(PAGE),
     disposition: el('filter-disposition').value, q: el('filter-text').value });
   const id = campaignId;
   const url = '/api/v1/campaigns/' + id + '/trials?' + params;
   const first = url === '/api/v1/campaigns/' + id + '/trials?offset=0&limit=' + PAGE + '&disposition=&q=';
-  const page = await ((first && (await prefetched('table', id))) || getJson(url));
+  return (first && (await prefetched('table', id))) || getJson(url);
+}
+
+function showTable(page) {
   renderRows(page.trials);
   const last = Math.min(page.offset + page.trials.length, page.matched);
   el('table-count').textContent = page.matched ? (page.offset + 1) + '–' + last + ' of ' + page.matched : 'no trials match';
@@ -231,20 +233,25 @@ async function loadTable() {
   el('page-next').disabled = last >= page.matched;
 }
 
+async function loadTable() { showTable(await fetchTable()); }
+
+// Fetches the campaign's series, presets and first table page together; draws the charts
+// first, then the table (below them).
 async function loadCampaign(id) {
   campaignId = id;
   pageOffset = 0;
-  const [series, presets] = await Promise.all([
+  const [series, presets, page] = await Promise.all([
     prefetched('series', id).then((p) => p || getJson('/api/v1/campaigns/' + id + '/series')),
     prefetched('presets', id).then((p) => p || getJson('/api/v1/campaigns/' + id + '/presets')),
-    loadTable()]);
+    fetchTable()]);
   mark('data');
   const sel = el('filter-disposition');
   const current = sel.value;
   sel.replaceChildren(new Option('all dispositions', ''));
-  for (const d of new Set(series.series.disposition)) sel.appendChild(new Option(d, d));
+  for (const d of Object.keys(series.dispositions)) sel.appendChild(new Option(d, d));
   sel.value = current;
-  drawCampaignCharts(series.series, presets.presets, series.budgets);
+  drawCampaignCharts(series, presets.presets, series.budgets);
+  showTable(page);
 }
 
 let filterTimer = null;
