@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace sg::trainer {
 namespace {
@@ -33,14 +34,16 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-Run run(const std::string& size, int micro, const std::map<std::string, std::string>& env, int steps = 4) {
+Run run(const std::string& size, int micro, const std::map<std::string, std::string>& env, int steps = 4,
+        int accum = 1) {
   static int n = 0;
   const std::string tag = "/tmp/sg_gpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
   std::string cmd = "env";
   for (const auto& [k, v] : env) cmd += " " + k + "=" + v;
   cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload wam --size " + size + " --steps " +
          std::to_string(steps) + " --seed 0 --micro-batch " + std::to_string(micro) +
-         " --grad-accum 1 --warmup-steps 1 --eval-batches 1 --result " + tag + ".json 2>" + tag + ".err";
+         " --grad-accum " + std::to_string(accum) + " --warmup-steps 1 --eval-batches 1 --result " + tag +
+         ".json 2>" + tag + ".err";
   const int status = std::system(cmd.c_str());
   Run r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -103,6 +106,89 @@ TEST(GpuIdentity, EverySwitchAgainstDefault) {
       }
     }
   }
+}
+
+// Every step's loss and grad-norm bits and both digests equal.
+void expect_bitwise(const Run& a, const Run& b, const std::string& label) {
+  ASSERT_EQ(a.exit_code, 0) << label << ": " << a.err;
+  ASSERT_EQ(b.exit_code, 0) << label << ": " << b.err;
+  const auto& sa = a.result["step_records"];
+  const auto& sb = b.result["step_records"];
+  ASSERT_EQ(sa.size(), sb.size()) << label;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_EQ(sa[i]["loss_bits"], sb[i]["loss_bits"]) << label << " step " << i;
+    EXPECT_EQ(sa[i]["grad_norm_bits"], sb[i]["grad_norm_bits"]) << label << " step " << i;
+  }
+  EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]) << label;
+  EXPECT_EQ(a.result["optimizer_digest"], b.result["optimizer_digest"]) << label;
+}
+
+// CUDA_GRAPHS graphs only un-checkpointed layers: against the same run without it at
+// CKPT_LAYERS=0 (every layer graphed) and 1 (the rest), with gradient accumulation and
+// with the fused kernels on (both sides); the captures must have happened.
+TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
+  const std::vector<std::map<std::string, std::string>> sides = {
+      {{"SG_CKPT_LAYERS", "0"}},
+      {{"SG_CKPT_LAYERS", "1"}},
+      {{"SG_CKPT_LAYERS", "0"}, {"SG_FUSED_ADALN", "1"}, {"SG_FUSED_ROPE", "1"}, {"SG_FAST_CAT", "1"},
+       {"SG_FUSED_QK_NORM", "1"}},
+      {{"SG_CKPT_LAYERS", "0"}, {"SG_FAST_INPUT", "1"}, {"SG_TEXT_CACHE", "1"}},
+  };
+  for (const int accum : {1, 2}) {
+    for (const auto& env : sides) {
+      std::string label = "accum " + std::to_string(accum);
+      for (const auto& [k, v] : env) label += " " + k + "=" + v;
+      auto graphs = env;
+      graphs["SG_CUDA_GRAPHS"] = "1";
+      const auto plain = run("small", 2, env, 4, accum);
+      const auto graphed = run("small", 2, graphs, 4, accum);
+      expect_bitwise(plain, graphed, label);
+      EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured wam.1"), std::string::npos) << label << ": " << graphed.err;
+      EXPECT_EQ(plain.err.find("CUDA_GRAPHS captured"), std::string::npos) << label;
+    }
+  }
+}
+
+// At the default CKPT_LAYERS=-1 every layer is checkpointed: nothing is captured.
+TEST(GpuIdentity, CudaGraphsCaptureNothingWhenEveryLayerIsCheckpointed) {
+  const auto r = run("small", 2, {{"SG_CUDA_GRAPHS", "1"}});
+  expect_bitwise(baseline(), r, "SG_CUDA_GRAPHS=1 at CKPT_LAYERS=-1");
+  EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
+}
+
+// The SDPA backends are capturable inside a layer (the mask checks happen before the
+// layers): each runs graphed and stays close to the same backend without graphs (their
+// backward is not deterministic, so not bitwise).
+TEST(GpuIdentity, CudaGraphsCaptureEverySdpaBackend) {
+  for (const char* backend : {"efficient", "flash", "cudnn"}) {
+    const std::map<std::string, std::string> env{{"SG_CKPT_LAYERS", "0"}, {"SG_ATTN_BACKEND", backend}};
+    auto graphs = env;
+    graphs["SG_CUDA_GRAPHS"] = "1";
+    const auto plain = run("small", 2, env);
+    const auto graphed = run("small", 2, graphs);
+    ASSERT_EQ(plain.exit_code, 0) << backend << ": " << plain.err;
+    ASSERT_EQ(graphed.exit_code, 0) << backend << ": " << graphed.err;
+    EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured wam.0"), std::string::npos) << backend << ": " << graphed.err;
+    const auto& a = plain.result["step_records"];
+    const auto& b = graphed.result["step_records"];
+    ASSERT_EQ(a.size(), b.size()) << backend;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+      EXPECT_TRUE(std::isfinite(lb)) << backend;
+      EXPECT_NEAR(lb / la, 1.0, 2e-2) << backend << " step " << i;
+    }
+  }
+}
+
+// Layers that checkpoint their attention (MIXED_ATTN_CKPT) are not graphed.
+TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
+  const std::map<std::string, std::string> env{{"SG_MIXED_ATTN_CKPT", "1"}, {"SG_CKPT_LAYERS", "0"}};
+  auto graphs = env;
+  graphs["SG_CUDA_GRAPHS"] = "1";
+  const auto plain = run("small", 2, env);
+  const auto r = run("small", 2, graphs);
+  expect_bitwise(plain, r, "SG_CUDA_GRAPHS=1 with SG_MIXED_ATTN_CKPT=1");
+  EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
 }
 
 // base at micro-batch 256 without recompute needs several times an H200's memory.

@@ -1,7 +1,7 @@
 // CUDA identity checks of the lm workload (label gpu): lm small on the GPU (bf16 autocast)
 // repeats bitwise, every available switch that applies to lm is bitwise (or, tolerance
-// class, finite and close) against the default, and lm_osft runs. CUDA_GRAPHS is
-// covered here automatically once it becomes available.
+// class, finite and close) against the default, and lm_osft runs; CUDA_GRAPHS bitwise
+// on un-checkpointed blocks (lm and lm_osft) and capturable with every SDPA backend.
 #include "trainer/switches/switch_table.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace sg::trainer {
 namespace {
@@ -94,6 +95,67 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
         }
         EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"]) << label;
       }
+    }
+  }
+}
+
+void expect_lm_bitwise(const LmRun& a, const LmRun& b, const std::string& label) {
+  ASSERT_EQ(a.exit_code, 0) << label << ": " << a.err;
+  ASSERT_EQ(b.exit_code, 0) << label << ": " << b.err;
+  const auto& sa = a.result["step_records"];
+  const auto& sb = b.result["step_records"];
+  ASSERT_EQ(sa.size(), sb.size()) << label;
+  for (size_t i = 0; i < sa.size(); ++i) {
+    EXPECT_EQ(sa[i]["loss_bits"], sb[i]["loss_bits"]) << label << " step " << i;
+    EXPECT_EQ(sa[i]["grad_norm_bits"], sb[i]["grad_norm_bits"]) << label << " step " << i;
+  }
+  EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]) << label;
+  EXPECT_EQ(a.result["optimizer_digest"], b.result["optimizer_digest"]) << label;
+}
+
+// CUDA_GRAPHS graphs the blocks CKPT_LAYERS leaves un-checkpointed: bitwise against the
+// same run without it (grad-accum 2, as every run of this harness), also with FUSED_ROPE
+// and PAD_TO_8 on both sides, for lm and lm_osft; the captures must have happened.
+TEST(GpuLmIdentity, CudaGraphsBitwiseOnUncheckpointedBlocks) {
+  const std::vector<std::map<std::string, std::string>> sides = {
+      {{"SG_CKPT_LAYERS", "0"}},
+      {{"SG_CKPT_LAYERS", "2"}},
+      {{"SG_CKPT_LAYERS", "0"}, {"SG_FUSED_ROPE", "1"}},
+      {{"SG_CKPT_LAYERS", "0"}, {"SG_PAD_TO_8", "1"}},
+  };
+  for (const char* workload : {"lm", "lm_osft"}) {
+    for (const auto& env : sides) {
+      std::string label = workload;
+      for (const auto& [k, v] : env) label += " " + k + "=" + v;
+      auto graphs = env;
+      graphs["SG_CUDA_GRAPHS"] = "1";
+      const auto plain = run_lm(workload, env);
+      const auto graphed = run_lm(workload, graphs);
+      expect_lm_bitwise(plain, graphed, label);
+      EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured lm.3"), std::string::npos) << label << ": " << graphed.err;
+    }
+  }
+}
+
+// The SDPA backends are capturable (no host sync inside a block): each runs graphed and
+// stays close to the same backend without graphs (their backward is not deterministic).
+TEST(GpuLmIdentity, CudaGraphsCaptureEverySdpaBackend) {
+  for (const char* backend : {"efficient", "flash", "cudnn"}) {
+    const std::map<std::string, std::string> env{{"SG_CKPT_LAYERS", "0"}, {"SG_ATTN_BACKEND", backend}};
+    auto graphs = env;
+    graphs["SG_CUDA_GRAPHS"] = "1";
+    const auto plain = run_lm("lm", env);
+    const auto graphed = run_lm("lm", graphs);
+    ASSERT_EQ(plain.exit_code, 0) << backend << ": " << plain.err;
+    ASSERT_EQ(graphed.exit_code, 0) << backend << ": " << graphed.err;
+    EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured lm.0"), std::string::npos) << backend << ": " << graphed.err;
+    const auto& a = plain.result["step_records"];
+    const auto& b = graphed.result["step_records"];
+    ASSERT_EQ(a.size(), b.size()) << backend;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+      EXPECT_TRUE(std::isfinite(lb)) << backend;
+      EXPECT_NEAR(lb / la, 1.0, 2e-2) << backend << " step " << i;
     }
   }
 }

@@ -118,6 +118,16 @@ TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
   const auto r = run_trainer(tiny_run(1), {{"SG_CUDA_GRAPHS", "1"}});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.stderr_text.find("unavailable"), std::string::npos) << r.stderr_text;
+  // A preset enabling it is refused the same way, naming the switch and the line, for
+  // every workload it applies to.
+  const std::string graphs = write_temp("graphs.env", "SG_CKPT_LAYERS=0\nSG_CUDA_GRAPHS=1\n");
+  for (const char* workload : {"wam", "lm", "lm_osft"}) {
+    const auto p = run_trainer(std::string("run --workload ") + workload +
+                               " --size tiny --steps 1 --seed 0 --threads 1 --preset " + graphs);
+    EXPECT_EQ(p.exit_code, 2) << workload;
+    EXPECT_NE(p.stderr_text.find("graphs.env:2"), std::string::npos) << p.stderr_text;
+    EXPECT_NE(p.stderr_text.find("SG_CUDA_GRAPHS is unavailable"), std::string::npos) << p.stderr_text;
+  }
 #endif
 }
 

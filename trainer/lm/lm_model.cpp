@@ -2,11 +2,12 @@
 #include "trainer/lm/lm_model.hpp"
 
 #include "trainer/model/checkpoint.hpp"
+#include "trainer/model/init_device.hpp"
 
 namespace sg::trainer {
 
 LmModelImpl::LmModelImpl(const LmConfig& c, LmModelOptions o) : cfg(c), opt(o) {
-  embed = register_parameter("embed", torch::randn({c.vocab, c.dim}) * 0.02);
+  embed = register_parameter("embed", torch::randn({c.vocab, c.dim}, parameter_options()) * 0.02);
   blocks = register_module("blocks", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.layers; ++i) blocks->push_back(LmBlock(c, o.osft));
   final_norm = register_module("final_norm", RMSNorm(c.dim, c.norm_eps));
@@ -16,8 +17,17 @@ at::Tensor LmModelImpl::forward(const at::Tensor& inputs, const at::Tensor& doc_
   const auto device = inputs.device();
   auto x = at::embedding(embed, inputs);
   const auto rope = rope1d_table(inputs.size(1), cfg.head_dim, cfg.rope_theta, device);
-  const auto mask = document_causal_mask(doc_ids);
+  auto mask = document_causal_mask(doc_ids);
   const AttnBackend backend = opt.backend;
+  // Graphed blocks cannot read the mask on the host during capture: the SDPA backends'
+  // all-visible check (attention()) is made here once, an all-true mask passed as none.
+  if (opt.cuda_graphs && backend != AttnBackend::kMath && torch::GradMode::is_enabled() &&
+      mask.all().item<bool>()) {
+    mask = at::Tensor();
+  }
+  if (opt.cuda_graphs && graphs_.empty()) {
+    for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("lm." + std::to_string(i)));
+  }
   for (int64_t i = 0; i < cfg.layers; ++i) {
     auto block = blocks->ptr<LmBlockImpl>(i);
     if (checkpoints_layer(i)) {
@@ -25,6 +35,11 @@ at::Tensor LmModelImpl::forward(const at::Tensor& inputs, const at::Tensor& doc_
         return {block->forward(in[0], in[1], in[2], backend)};
       };
       x = checkpointed(body, {x, rope, mask}, block->parameters())[0];
+    } else if (opt.cuda_graphs) {
+      auto body = [block, backend](const TensorList& in) -> TensorList {
+        return {block->forward(in[0], in[1], in[2], backend)};
+      };
+      x = graphed(*graphs_[static_cast<size_t>(i)], body, {x, rope, mask}, block->parameters())[0];
     } else {
       x = block->forward(x, rope, mask, backend);
     }

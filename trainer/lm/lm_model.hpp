@@ -6,6 +6,7 @@
 #include "trainer/lm/lm_block.hpp"
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/lm/packing.hpp"
+#include "trainer/model/graphed_layer.hpp"
 #include "trainer/model/layers.hpp"
 
 #include <torch/torch.h>
@@ -16,6 +17,7 @@ struct LmModelOptions {
   AttnBackend backend = AttnBackend::kMath;
   int64_t ckpt_layers = -1;  // -1 every block, 0 none, k the first k
   bool osft = false;         // factorised block linears (workload lm_osft)
+  bool cuda_graphs = false;  // replay the blocks not checkpointed as CUDA graphs
 };
 
 struct LmModelImpl : torch::nn::Module {
@@ -32,6 +34,9 @@ struct LmModelImpl : torch::nn::Module {
   at::Tensor embed;  // [vocab, dim], also the output projection
   torch::nn::ModuleList blocks{nullptr};
   RMSNorm final_norm{nullptr};
+
+ private:
+  std::vector<std::shared_ptr<GraphedLayer>> graphs_;  // per block, created on first use (CUDA_GRAPHS)
 };
 TORCH_MODULE(LmModel);
 

@@ -12,6 +12,7 @@
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/lm/lm_model.hpp"
 #include "trainer/lm/packing.hpp"
+#include "trainer/model/init_device.hpp"
 #include "trainer/optim/adamw_util.hpp"
 #include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
@@ -78,7 +79,8 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   PackedRows rows(corpus, cfg.seq_len, seed);
   const int64_t first_row = int64_t{rt.rank} * (int64_t{1} << 32);
 
-  // ---- build: model (fp32 master weights), optimizer ----
+  // ---- build: model (fp32 master weights, made on the device), optimizer ----
+  const auto build_start = Clock::now();
   sg::kernels::KernelSelection kernels;  // of the fused families only ROPE applies to lm
   kernels.fused_rope = sw.fused_rope;
   kernels.params = sw.kernel_params;
@@ -88,8 +90,13 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   mo.backend = parse_attn_backend(sw.attn_backend);
   mo.ckpt_layers = sw.ckpt_layers;
   mo.osft = osft;
-  LmModel model(cfg, mo);
-  model->to(rt.device);
+  mo.cuda_graphs = sw.cuda_graphs;
+  LmModel model = [&] {
+    ParameterDeviceScope on_device(rt.device);
+    return LmModel(cfg, mo);
+  }();
+  require_on_device(*model, rt.device);
+  release_cached_memory(rt.device);  // OSFT's float64 SVD workspaces
   std::vector<std::pair<std::string, at::Tensor>> named;
   std::vector<at::Tensor> params;
   for (const auto& item : model->named_parameters()) {
@@ -98,6 +105,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   }
   torch::optim::AdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
   const AutocastState autocast{rt.device.is_cuda(), at::kBFloat16};
+  r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();
 
   // ---- train ----
   int64_t real_tokens = 0, steady_tokens = 0, positions = 0;

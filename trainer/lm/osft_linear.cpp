@@ -2,6 +2,7 @@
 #include "trainer/lm/osft_linear.hpp"
 
 #include "trainer/lm/lm_config.hpp"
+#include "trainer/model/init_device.hpp"
 
 #include <cmath>
 
@@ -10,7 +11,7 @@ namespace sg::trainer {
 LmLinearImpl::LmLinearImpl(int64_t in, int64_t out, bool osft_) : osft(osft_) {
   // torch.nn.Linear's default bound (kaiming_uniform with a = sqrt(5)).
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  auto w = torch::empty({out, in}).uniform_(-bound, bound);
+  auto w = torch::empty({out, in}, parameter_options()).uniform_(-bound, bound);
   if (!osft) {
     weight = register_parameter("weight", w);
     return;

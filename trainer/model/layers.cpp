@@ -3,6 +3,8 @@
 
 #include "kernels/ops/kernel_ops.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/model/graphed_layer.hpp"
+#include "trainer/model/init_device.hpp"
 
 #include <torch/version.h>
 
@@ -19,7 +21,7 @@ AttnBackend parse_attn_backend(const std::string& name) {
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
-  weight = register_parameter("weight", torch::ones({dim}));
+  weight = register_parameter("weight", torch::ones({dim}, parameter_options()));
 }
 
 // The reference composite (kernels/reference/rms_norm_reference.cpp), or the fused QKNORM
@@ -27,8 +29,8 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) { return sg::kernels::rms_norm(x, weight, eps); }
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
-  fc1 = register_module("fc1", torch::nn::Linear(dim, hidden));
-  fc2 = register_module("fc2", torch::nn::Linear(hidden, dim));
+  fc1 = register_module("fc1", Linear(dim, hidden));
+  fc2 = register_module("fc2", Linear(hidden, dim));
 }
 
 at::Tensor MlpImpl::forward(const at::Tensor& x) { return fc2(at::gelu(fc1(x), "tanh")); }
@@ -41,7 +43,7 @@ at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Te
   auto kh = k.transpose(1, 2);
   auto vh = v.transpose(1, 2);
   auto scores = at::matmul(qh, kh.transpose(-2, -1)) * scale;
-  scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  if (mask.defined()) scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
   auto probs = at::softmax(scores, -1, at::kFloat).to(vh.scalar_type());
   return at::matmul(probs, vh);  // [B, H, Sq, D]
 }
@@ -84,7 +86,10 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     out = attention_math(q, k, v, mask);
   } else {
 #if TORCH_VERSION_MAJOR >= 2
-    const bool masked = !mask.all().item<bool>();
+    // An undefined mask means none. Under CUDA graph capture the host cannot read the
+    // mask (no sync): the caller has dropped all-true masks then (CUDA_GRAPHS).
+    bool masked = mask.defined();
+    if (masked && !(q.is_cuda() && current_stream_is_capturing())) masked = !mask.all().item<bool>();
     SdpaBackendScope scope(backend, masked);
     auto qh = q.transpose(1, 2), kh = k.transpose(1, 2), vh = v.transpose(1, 2);
     out = masked ? at::scaled_dot_product_attention(qh, kh, vh, mask.expand({b, h, sq, k.size(1)}))
@@ -97,11 +102,11 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
 }
 
 CrossAttentionImpl::CrossAttentionImpl(int64_t dim, int64_t heads_) : heads(heads_) {
-  norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6)));
-  q = register_module("q", torch::nn::Linear(dim, dim));
-  k = register_module("k", torch::nn::Linear(dim, dim));
-  v = register_module("v", torch::nn::Linear(dim, dim));
-  o = register_module("o", torch::nn::Linear(dim, dim));
+  norm = register_module("norm", LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6)));
+  q = register_module("q", Linear(dim, dim));
+  k = register_module("k", Linear(dim, dim));
+  v = register_module("v", Linear(dim, dim));
+  o = register_module("o", Linear(dim, dim));
   norm_q = register_module("norm_q", RMSNorm(dim));
   norm_k = register_module("norm_k", RMSNorm(dim));
 }
@@ -113,7 +118,7 @@ at::Tensor CrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& co
   auto qh = norm_q(q(h)).view({b, s, heads, dim / heads});
   auto kh = norm_k(k(context)).view({b, l, heads, dim / heads});
   auto vh = v(context).view({b, l, heads, dim / heads});
-  auto mask = context_mask.view({b, 1, 1, l});
+  auto mask = context_mask.defined() ? context_mask.view({b, 1, 1, l}) : at::Tensor();
   return o(attention(qh, kh, vh, mask, backend));
 }
 
@@ -127,9 +132,9 @@ at::Tensor timestep_embedding(const at::Tensor& t, int64_t dim) {
 }
 
 TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim_, int64_t dim_) : freq_dim(freq_dim_), dim(dim_) {
-  fc1 = register_module("fc1", torch::nn::Linear(freq_dim, dim));
-  fc2 = register_module("fc2", torch::nn::Linear(dim, dim));
-  proj = register_module("proj", torch::nn::Linear(dim, 6 * dim));
+  fc1 = register_module("fc1", Linear(freq_dim, dim));
+  fc2 = register_module("fc2", Linear(dim, dim));
+  proj = register_module("proj", Linear(dim, 6 * dim));
 }
 
 std::pair<at::Tensor, at::Tensor> TimeEmbeddingImpl::forward(const at::Tensor& t) {

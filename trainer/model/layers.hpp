@@ -2,6 +2,8 @@
 // attention (math or an SDPA backend), cross-attention to text, timestep embedding.
 #pragma once
 
+#include "trainer/model/device_modules.hpp"
+
 #include <torch/torch.h>
 
 #include <string>
@@ -26,23 +28,25 @@ TORCH_MODULE(RMSNorm);
 struct MlpImpl : torch::nn::Module {
   MlpImpl(int64_t dim, int64_t hidden);
   at::Tensor forward(const at::Tensor& x);
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  Linear fc1{nullptr}, fc2{nullptr};
 };
 TORCH_MODULE(Mlp);
 
 // softmax(q k^T / sqrt(d) masked) v. q [B, Sq, H, D], k/v [B, Sk, H, D]; mask is bool,
-// broadcastable to [B, H, Sq, Sk], true = may attend. Returns [B, Sq, H * D].
+// broadcastable to [B, H, Sq, Sk], true = may attend; undefined = no mask (everything
+// visible). Returns [B, Sq, H * D].
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                      AttnBackend backend);
 
-// Cross-attention of x to a text context with a key padding mask [B, L] (bool).
+// Cross-attention of x to a text context with a key padding mask [B, L] (bool; undefined:
+// every position visible).
 struct CrossAttentionImpl : torch::nn::Module {
   CrossAttentionImpl(int64_t dim, int64_t heads);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& context, const at::Tensor& context_mask,
                      AttnBackend backend);
   int64_t heads;
-  torch::nn::LayerNorm norm{nullptr};
-  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  LayerNorm norm{nullptr};
+  Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   RMSNorm norm_q{nullptr}, norm_k{nullptr};
 };
 TORCH_MODULE(CrossAttention);
@@ -56,7 +60,7 @@ struct TimeEmbeddingImpl : torch::nn::Module {
   TimeEmbeddingImpl(int64_t freq_dim, int64_t dim);
   std::pair<at::Tensor, at::Tensor> forward(const at::Tensor& t);
   int64_t freq_dim, dim;
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr}, proj{nullptr};
+  Linear fc1{nullptr}, fc2{nullptr}, proj{nullptr};
 };
 TORCH_MODULE(TimeEmbedding);
 

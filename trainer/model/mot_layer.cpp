@@ -4,6 +4,7 @@
 #include "trainer/model/mot_layer.hpp"
 
 #include "kernels/ops/kernel_ops.hpp"
+#include "trainer/model/init_device.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,16 +24,16 @@ at::Tensor gated(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gat
 
 JointAttentionImpl::JointAttentionImpl(const WamConfig& c) : heads(c.heads), head_dim(c.head_dim) {
   const int64_t dv = c.video_dim, da = c.action_dim, hd = c.attn_dim();
-  q_v = register_module("q_v", torch::nn::Linear(dv, hd));
-  k_v = register_module("k_v", torch::nn::Linear(dv, hd));
-  v_v = register_module("v_v", torch::nn::Linear(dv, hd));
-  o_v = register_module("o_v", torch::nn::Linear(hd, dv));
+  q_v = register_module("q_v", Linear(dv, hd));
+  k_v = register_module("k_v", Linear(dv, hd));
+  v_v = register_module("v_v", Linear(dv, hd));
+  o_v = register_module("o_v", Linear(hd, dv));
   norm_q_v = register_module("norm_q_v", RMSNorm(hd));
   norm_k_v = register_module("norm_k_v", RMSNorm(hd));
-  q_a = register_module("q_a", torch::nn::Linear(da, hd));
-  k_a = register_module("k_a", torch::nn::Linear(da, hd));
-  v_a = register_module("v_a", torch::nn::Linear(da, hd));
-  o_a = register_module("o_a", torch::nn::Linear(hd, da));
+  q_a = register_module("q_a", Linear(da, hd));
+  k_a = register_module("k_a", Linear(da, hd));
+  v_a = register_module("v_a", Linear(da, hd));
+  o_a = register_module("o_a", Linear(hd, da));
   norm_q_a = register_module("norm_q_a", RMSNorm(hd));
   norm_k_a = register_module("norm_k_a", RMSNorm(hd));
 }
@@ -58,8 +59,10 @@ std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& 
 }
 
 MoTLayerImpl::MoTLayerImpl(const WamConfig& c) {
-  modulation_v = register_parameter("modulation_v", torch::randn({1, 6, c.video_dim}) / std::sqrt(double(c.video_dim)));
-  modulation_a = register_parameter("modulation_a", torch::randn({1, 6, c.action_dim}) / std::sqrt(double(c.action_dim)));
+  const auto opts = parameter_options();
+  const double sv = std::sqrt(double(c.video_dim)), sa = std::sqrt(double(c.action_dim));
+  modulation_v = register_parameter("modulation_v", torch::randn({1, 6, c.video_dim}, opts) / sv);
+  modulation_a = register_parameter("modulation_a", torch::randn({1, 6, c.action_dim}, opts) / sa);
   attn = register_module("attn", JointAttention(c));
   const int64_t action_heads = std::max<int64_t>(1, c.action_dim / c.head_dim);
   cross_v = register_module("cross_v", CrossAttention(c.video_dim, c.heads));

@@ -38,8 +38,8 @@ struct JointAttentionImpl : torch::nn::Module {
   std::pair<at::Tensor, at::Tensor> forward(const at::Tensor& h_v, const at::Tensor& h_a, const at::Tensor& rope,
                                             const at::Tensor& mask, AttnBackend backend);
   int64_t heads, head_dim;
-  torch::nn::Linear q_v{nullptr}, k_v{nullptr}, v_v{nullptr}, o_v{nullptr};
-  torch::nn::Linear q_a{nullptr}, k_a{nullptr}, v_a{nullptr}, o_a{nullptr};
+  Linear q_v{nullptr}, k_v{nullptr}, v_v{nullptr}, o_v{nullptr};
+  Linear q_a{nullptr}, k_a{nullptr}, v_a{nullptr}, o_a{nullptr};
   RMSNorm norm_q_v{nullptr}, norm_k_v{nullptr}, norm_q_a{nullptr}, norm_k_a{nullptr};
 };
 TORCH_MODULE(JointAttention);

@@ -27,15 +27,15 @@ at::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_
 
 T5LayerImpl::T5LayerImpl(int64_t dim, int64_t heads_, int64_t ffn) : heads(heads_) {
   norm1 = register_module("norm1", RMSNorm(dim));
-  q = register_module("q", torch::nn::Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
-  k = register_module("k", torch::nn::Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
-  v = register_module("v", torch::nn::Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
-  o = register_module("o", torch::nn::Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
-  rel_bias = register_module("rel_bias", torch::nn::Embedding(kBuckets, heads));
+  q = register_module("q", Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
+  k = register_module("k", Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
+  v = register_module("v", Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
+  o = register_module("o", Linear(torch::nn::LinearOptions(dim, dim).bias(false)));
+  rel_bias = register_module("rel_bias", Embedding(kBuckets, heads));
   norm2 = register_module("norm2", RMSNorm(dim));
-  wi0 = register_module("wi0", torch::nn::Linear(torch::nn::LinearOptions(dim, ffn).bias(false)));
-  wi1 = register_module("wi1", torch::nn::Linear(torch::nn::LinearOptions(dim, ffn).bias(false)));
-  wo = register_module("wo", torch::nn::Linear(torch::nn::LinearOptions(ffn, dim).bias(false)));
+  wi0 = register_module("wi0", Linear(torch::nn::LinearOptions(dim, ffn).bias(false)));
+  wi1 = register_module("wi1", Linear(torch::nn::LinearOptions(dim, ffn).bias(false)));
+  wo = register_module("wo", Linear(torch::nn::LinearOptions(ffn, dim).bias(false)));
 }
 
 at::Tensor T5LayerImpl::forward(const at::Tensor& x, const at::Tensor& key_mask, const at::Tensor& buckets) {
@@ -55,7 +55,7 @@ at::Tensor T5LayerImpl::forward(const at::Tensor& x, const at::Tensor& key_mask,
 }
 
 TextEncoderImpl::TextEncoderImpl(const WamConfig& c) {
-  embed = register_module("embed", torch::nn::Embedding(c.text_vocab, c.text_dim));
+  embed = register_module("embed", Embedding(c.text_vocab, c.text_dim));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.text_layers; ++i) layers->push_back(T5Layer(c.text_dim, c.text_heads, c.text_ffn));
   final_norm = register_module("final_norm", RMSNorm(c.text_dim));

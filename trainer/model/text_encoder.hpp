@@ -4,6 +4,7 @@
 // cache stores.
 #pragma once
 
+#include "trainer/model/device_modules.hpp"
 #include "trainer/model/layers.hpp"
 #include "trainer/model/wam_config.hpp"
 
@@ -16,9 +17,9 @@ struct T5LayerImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& key_mask, const at::Tensor& buckets);
   int64_t heads;
   RMSNorm norm1{nullptr}, norm2{nullptr};
-  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
-  torch::nn::Embedding rel_bias{nullptr};
-  torch::nn::Linear wi0{nullptr}, wi1{nullptr}, wo{nullptr};
+  Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  Embedding rel_bias{nullptr};
+  Linear wi0{nullptr}, wi1{nullptr}, wo{nullptr};
 };
 TORCH_MODULE(T5Layer);
 
@@ -26,7 +27,7 @@ struct TextEncoderImpl : torch::nn::Module {
   explicit TextEncoderImpl(const WamConfig& c);
   // ids [B, L] int64, mask [B, L] bool (true = token). Returns [B, L, text_dim].
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& mask);
-  torch::nn::Embedding embed{nullptr};
+  Embedding embed{nullptr};
   torch::nn::ModuleList layers{nullptr};
   RMSNorm final_norm{nullptr};
 };

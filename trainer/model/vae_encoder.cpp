@@ -11,7 +11,7 @@ at::Tensor layout(const at::Tensor& x, bool channels_last) {
   return channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast3d) : x;
 }
 
-at::Tensor conv(torch::nn::Conv3d& c, const at::Tensor& x, bool channels_last) {
+at::Tensor conv(Conv3d& c, const at::Tensor& x, bool channels_last) {
   return at::silu(c->forward(layout(x, channels_last)));
 }
 
@@ -21,13 +21,12 @@ VaeEncoderImpl::VaeEncoderImpl(const WamConfig& c) {
   spatial = register_module("spatial", torch::nn::ModuleList());
   int64_t in = 3;
   for (int64_t ch : c.vae_channels) {
-    spatial->push_back(torch::nn::Conv3d(
-        torch::nn::Conv3dOptions(in, ch, 3).stride({1, 2, 2}).padding({0, 1, 1})));
+    spatial->push_back(Conv3d(torch::nn::Conv3dOptions(in, ch, 3).stride({1, 2, 2}).padding({0, 1, 1})));
     in = ch;
   }
-  time1 = register_module("time1", torch::nn::Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
-  time2 = register_module("time2", torch::nn::Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
-  out = register_module("out", torch::nn::Conv3d(torch::nn::Conv3dOptions(in, c.latent_channels, 1)));
+  time1 = register_module("time1", Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
+  time2 = register_module("time2", Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
+  out = register_module("out", Conv3d(torch::nn::Conv3dOptions(in, c.latent_channels, 1)));
 }
 
 at::Tensor VaeEncoderImpl::encode(const at::Tensor& video, const VaeOptions& opt) {
@@ -39,7 +38,7 @@ at::Tensor VaeEncoderImpl::encode_fullclip(const at::Tensor& video, bool cl) {
   auto h = video;
   for (size_t i = 0; i < spatial->size(); ++i) {
     auto pad = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
-    h = at::silu(spatial->ptr<torch::nn::Conv3dImpl>(i)->forward(layout(torch::cat({pad, h}, 2), cl)));
+    h = at::silu(spatial->ptr<Conv3dImpl>(i)->forward(layout(torch::cat({pad, h}, 2), cl)));
   }
   auto first = h.narrow(2, 0, 1);
   auto rest = h.narrow(2, 1, h.size(2) - 1);
@@ -60,7 +59,7 @@ at::Tensor VaeEncoderImpl::encode_chunked(const at::Tensor& video, bool cl) {
       }
       auto inp = torch::cat({caches[i], h}, 2);
       caches[i] = inp.narrow(2, inp.size(2) - kCausalPad, kCausalPad);
-      h = at::silu(spatial->ptr<torch::nn::Conv3dImpl>(i)->forward(layout(inp, cl)));
+      h = at::silu(spatial->ptr<Conv3dImpl>(i)->forward(layout(inp, cl)));
     }
     if (start > 0) h = conv(time2, conv(time1, h, cl), cl);  // 4 frames -> 1; the first frame stays apart
     outs.push_back(out->forward(layout(h, cl)));

@@ -6,6 +6,7 @@
 // whole clip. Both compute the same function.
 #pragma once
 
+#include "trainer/model/device_modules.hpp"
 #include "trainer/model/wam_config.hpp"
 
 #include <torch/torch.h>
@@ -25,7 +26,7 @@ struct VaeEncoderImpl : torch::nn::Module {
   at::Tensor encode_fullclip(const at::Tensor& video, bool channels_last);
 
   torch::nn::ModuleList spatial{nullptr};  // Conv3d k3, stride (1, 2, 2), spatial pad 1
-  torch::nn::Conv3d time1{nullptr}, time2{nullptr}, out{nullptr};
+  Conv3d time1{nullptr}, time2{nullptr}, out{nullptr};
 };
 TORCH_MODULE(VaeEncoder);
 

@@ -3,6 +3,7 @@
 
 #include "kernels/ops/kernel_ops.hpp"
 #include "kernels/reference/reference_ops.hpp"
+#include "trainer/model/init_device.hpp"
 
 #include <cmath>
 
@@ -20,20 +21,20 @@ at::Tensor build_joint_mask(const WamConfig& c, c10::Device device) {
 
 WamModelImpl::WamModelImpl(const WamConfig& c, ModelOptions o) : cfg(c), opt(o) {
   const int64_t dv = c.video_dim, da = c.action_dim;
-  patch_embed = register_module("patch_embed", torch::nn::Linear(c.patch_features(), dv));
-  action_embed = register_module("action_embed", torch::nn::Linear(c.action_features, da));
-  text_v1 = register_module("text_v1", torch::nn::Linear(c.text_dim, dv));
-  text_v2 = register_module("text_v2", torch::nn::Linear(dv, dv));
-  text_a1 = register_module("text_a1", torch::nn::Linear(c.text_dim, da));
-  text_a2 = register_module("text_a2", torch::nn::Linear(da, da));
+  patch_embed = register_module("patch_embed", Linear(c.patch_features(), dv));
+  action_embed = register_module("action_embed", Linear(c.action_features, da));
+  text_v1 = register_module("text_v1", Linear(c.text_dim, dv));
+  text_v2 = register_module("text_v2", Linear(dv, dv));
+  text_a1 = register_module("text_a1", Linear(c.text_dim, da));
+  text_a2 = register_module("text_a2", Linear(da, da));
   time_v = register_module("time_v", TimeEmbedding(c.freq_dim, dv));
   time_a = register_module("time_a", TimeEmbedding(c.freq_dim, da));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.layers; ++i) layers->push_back(MoTLayer(c));
-  head_mod_v = register_parameter("head_mod_v", torch::randn({1, 2, dv}) / std::sqrt(double(dv)));
-  head_mod_a = register_parameter("head_mod_a", torch::randn({1, 2, da}) / std::sqrt(double(da)));
-  head_v = register_module("head_v", torch::nn::Linear(dv, c.patch_features()));
-  head_a = register_module("head_a", torch::nn::Linear(da, c.action_features));
+  head_mod_v = register_parameter("head_mod_v", torch::randn({1, 2, dv}, parameter_options()) / std::sqrt(double(dv)));
+  head_mod_a = register_parameter("head_mod_a", torch::randn({1, 2, da}, parameter_options()) / std::sqrt(double(da)));
+  head_v = register_module("head_v", Linear(dv, c.patch_features()));
+  head_a = register_module("head_a", Linear(da, c.action_features));
 }
 
 bool WamModelImpl::checkpoints_layer(int64_t i) const { return opt.ckpt_layers < 0 || i < opt.ckpt_layers; }
@@ -78,17 +79,35 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
   auto ctx_a = text_a2(at::gelu(text_a1(context), "tanh"));
   const auto rope = rope_table(device);
   const auto mask = joint_mask(device);
+  // Graphed layers cannot read masks on the host during capture: the SDPA backends'
+  // all-visible check (attention()) is made here once, an all-true mask passed as none.
+  at::Tensor layer_mask = mask, layer_context_mask = context_mask;
+  const bool graphs = opt.cuda_graphs && !opt.mixed_attn_ckpt;
+  if (graphs && opt.backend != AttnBackend::kMath && torch::GradMode::is_enabled()) {
+    if (layer_mask.all().item<bool>()) layer_mask = at::Tensor();
+    if (layer_context_mask.all().item<bool>()) layer_context_mask = at::Tensor();
+  }
+  if (graphs && graphs_.empty()) {
+    for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("wam." + std::to_string(i)));
+  }
 
   for (int64_t i = 0; i < cfg.layers; ++i) {
     auto layer = layers->ptr<MoTLayerImpl>(i);
     TensorList in(kNumLayerInputs);
     in[kVideo] = x_v, in[kAction] = x_a, in[kVideoMod] = e0_v, in[kActionMod] = e0_a;
-    in[kVideoContext] = ctx_v, in[kActionContext] = ctx_a, in[kContextMask] = context_mask;
-    in[kRopeTable] = rope, in[kJointMask] = mask;
+    in[kVideoContext] = ctx_v, in[kActionContext] = ctx_a, in[kContextMask] = layer_context_mask;
+    in[kRopeTable] = rope, in[kJointMask] = layer_mask;
     TensorList out;
     if (checkpoints_layer(i)) {
       const LayerOptions lo{opt.backend, /*checkpoint_attention=*/false};
       out = checkpointed([layer, lo](const TensorList& x) { return layer->forward(x, lo); }, in, layer->parameters());
+    } else if (graphs) {
+      // Replayed from CUDA graphs; like a checkpointed layer it hands back one gradient
+      // per input. A layer that checkpoints its attention (MIXED_ATTN_CKPT) is not graphed:
+      // the recompute would need the activations the graph keeps.
+      const LayerOptions lo{opt.backend, /*checkpoint_attention=*/false};
+      out = graphed(*graphs_[static_cast<size_t>(i)], [layer, lo](const TensorList& x) { return layer->forward(x, lo); },
+                    in, layer->parameters());
     } else {
       // Per-layer gradient boundary: a checkpointed layer hands back ONE gradient per
       // input (e.g. the text context used by both k and v), summed inside the layer. The

@@ -2,6 +2,7 @@
 // optionally checkpointed) and the video/action velocity heads.
 #pragma once
 
+#include "trainer/model/graphed_layer.hpp"
 #include "trainer/model/layers.hpp"
 #include "trainer/model/mot_layer.hpp"
 #include "trainer/model/wam_config.hpp"
@@ -15,6 +16,7 @@ struct ModelOptions {
   int64_t ckpt_layers = -1;      // -1 all, 0 none, k the first k
   bool mixed_attn_ckpt = false;  // checkpoint the attention of layers not checkpointed whole
   bool memoize_tables = false;   // keep the RoPE table and joint mask per device
+  bool cuda_graphs = false;      // replay the layers not checkpointed as CUDA graphs
 };
 
 struct Prediction {
@@ -34,12 +36,12 @@ struct WamModelImpl : torch::nn::Module {
 
   WamConfig cfg;
   ModelOptions opt;
-  torch::nn::Linear patch_embed{nullptr}, action_embed{nullptr};
-  torch::nn::Linear text_v1{nullptr}, text_v2{nullptr}, text_a1{nullptr}, text_a2{nullptr};
+  Linear patch_embed{nullptr}, action_embed{nullptr};
+  Linear text_v1{nullptr}, text_v2{nullptr}, text_a1{nullptr}, text_a2{nullptr};
   TimeEmbedding time_v{nullptr}, time_a{nullptr};
   torch::nn::ModuleList layers{nullptr};
   at::Tensor head_mod_v, head_mod_a;  // [1, 2, d]
-  torch::nn::Linear head_v{nullptr}, head_a{nullptr};
+  Linear head_v{nullptr}, head_a{nullptr};
 
  private:
   at::Tensor rope_table(c10::Device device);
@@ -47,6 +49,7 @@ struct WamModelImpl : torch::nn::Module {
   at::Tensor patchify(const at::Tensor& x) const;
   at::Tensor unpatchify(const at::Tensor& tokens) const;
   at::Tensor rope_cache_, mask_cache_;
+  std::vector<std::shared_ptr<GraphedLayer>> graphs_;  // per layer, created on first use (CUDA_GRAPHS)
 };
 TORCH_MODULE(WamModel);
 

@@ -163,13 +163,17 @@ std::vector<SwitchSpec> build_table() {
                    to(&Switches::fused_qk_norm), kernel_reason("QKNORM")));
   t.push_back(for_workloads(kAllWorkloads,
                             flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
-                                 "Capture the training step (wam) or each decoder block with static shapes "
-                                 "(lm) in a CUDA graph and replay it.",
+                                 "Replay each layer that CKPT_LAYERS leaves un-checkpointed (wam: MoT layers, lm: "
+                                 "decoder blocks) from per-layer CUDA graphs (forward and backward captured per "
+                                 "input shape, like make_graphed_callables): fewer kernel launches, same kernels, "
+                                 "so bitwise. Checkpointed layers run as before, so it pays only with "
+                                 "CKPT_LAYERS=0 or k < layers (no effect at the default -1). Costs memory: each "
+                                 "graphed layer keeps its activations and buffers for up to 4 input shapes. "
+                                 "With MIXED_ATTN_CKPT on (wam), no layer is graphed (a graphed layer cannot "
+                                 "checkpoint inside).",
                                  to(&Switches::cuda_graphs),
-                                 kCuda && gpu_present()
-                                     ? "graph capture is not implemented yet in speedgate-train (neither wam's "
-                                       "step nor lm's per-block capture)"
-                                     : cuda_only("graph capture"))));
+                                 !kCuda || kTorch2 ? cuda_only("CUDA graph capture")
+                                                   : "needs LibTorch >= 2.0 (CUDA graph capture API)")));
   // ---- lm packing ----
   t.push_back(for_workloads(kLmWorkloads,
                             flag("PAD_TO_8", I::kTolerance, E::kSpeed, {},

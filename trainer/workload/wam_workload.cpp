@@ -2,6 +2,7 @@
 #include "trainer/workload/wam_workload.hpp"
 
 #include "kernels/ops/kernel_ops.hpp"
+#include "trainer/model/init_device.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/phase_profile.hpp"
 #include "trainer/workload/flow_matching.hpp"
@@ -24,15 +25,19 @@ void freeze(torch::nn::Module& m) {
 
 WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device device, uint64_t seed)
     : cfg(c), sw_(sw), device_(device), autocast_(device.is_cuda()) {
+  // Every parameter is created and initialised on `device` (init_device.hpp): a CUDA run
+  // neither draws ~2 B values on the CPU nor copies them over.
+  ParameterDeviceScope on_device(device);
   // Frozen "pretrained" modules first, from a fixed seed; bf16 on CUDA.
   torch::manual_seed(kFrozenSeed);
-  const auto frozen_dtype = device.is_cuda() ? at::kBFloat16 : at::kFloat;
   text_encoder_ = TextEncoder(c);
   vae_ = VaeEncoder(c);
   freeze(*text_encoder_);
   freeze(*vae_);
-  text_encoder_->to(device, frozen_dtype);
-  vae_->to(device, frozen_dtype);
+  if (device.is_cuda()) {
+    text_encoder_->to(at::kBFloat16);
+    vae_->to(at::kBFloat16);
+  }
   // The trainable backbone from the run seed, fp32 master weights.
   torch::manual_seed(seed);
   ModelOptions mo;
@@ -40,10 +45,14 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
   mo.ckpt_layers = sw.ckpt_layers;
   mo.mixed_attn_ckpt = sw.mixed_attn_ckpt;
   mo.memoize_tables = sw.fast_input;
+  mo.cuda_graphs = sw.cuda_graphs;
   // Process-wide (one workload per process): the fused kernel families the switches select.
   sg::kernels::select_kernels({sw.fused_rope, sw.fast_cat, sw.fused_adaln, sw.kernel_params, sw.fused_qk_norm});
   model = WamModel(c, mo);
-  model->to(device);
+  require_on_device(*model, device);
+  require_on_device(*text_encoder_, device);
+  require_on_device(*vae_, device);
+  release_cached_memory(device);  // the fp32 frozen weights before their bf16 cast
   text_ = std::make_unique<TextConditioner>(text_encoder_, sw, device);
 }
 
@@ -73,6 +82,15 @@ at::Tensor WamWorkload::loss(const DeviceBatch& batch, uint64_t noise_seed) {
   const auto flow = flow_targets(latents, batch.actions, batch.sample_ids, noise_seed);
   const auto pred = model->forward(flow.x_t, flow.a_t, flow.t, ctx.rows, ctx.mask);
   return flow_loss(pred.video, pred.action, flow);
+}
+
+std::vector<std::pair<std::string, at::Tensor>> WamWorkload::named_frozen() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& item : text_encoder_->named_parameters()) {
+    out.emplace_back("text_encoder." + item.key(), item.value());
+  }
+  for (const auto& item : vae_->named_parameters()) out.emplace_back("vae." + item.key(), item.value());
+  return out;
 }
 
 std::vector<std::pair<std::string, at::Tensor>> WamWorkload::named_trainable() const {

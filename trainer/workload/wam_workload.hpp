@@ -29,6 +29,8 @@ class WamWorkload {
 
   // Trainable parameters in registration order, with their names.
   std::vector<std::pair<std::string, at::Tensor>> named_trainable() const;
+  // Frozen parameters (text encoder, then VAE) with their names; bf16 on CUDA.
+  std::vector<std::pair<std::string, at::Tensor>> named_frozen() const;
   int64_t frozen_device_bytes() const;
   const TextConditioner& text() const { return *text_; }
 
