@@ -64,8 +64,8 @@ inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs, const 
                      const std::vector<at::Tensor>& seeds) {
   std::vector<at::Tensor> leaves;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto leaf = inputs[i].detach();
-    if (differentiable[i]) leaf.requires_grad_(true);
+    auto leaf = inputs[i].defined() ? inputs[i].detach() : inputs[i];  // undefined: an absent optional input
+    if (differentiable[i] && leaf.defined()) leaf.requires_grad_(true);
     leaves.push_back(leaf);
   }
   Pass p;
@@ -78,12 +78,12 @@ inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs, const 
     }
   }
   for (const auto& l : leaves) {
-    if (l.requires_grad()) wrt.push_back(l);
+    if (l.defined() && l.requires_grad()) wrt.push_back(l);
   }
   auto grads = torch::autograd::grad(outs, wrt, gs, /*retain_graph=*/false, /*create_graph=*/false,
                                      /*allow_unused=*/true);
   size_t k = 0;
-  for (const auto& l : leaves) p.grads.push_back(l.requires_grad() ? grads[k++] : at::Tensor());
+  for (const auto& l : leaves) p.grads.push_back(l.defined() && l.requires_grad() ? grads[k++] : at::Tensor());
   for (auto& o : p.outputs) o = o.detach();
   return p;
 }

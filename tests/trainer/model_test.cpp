@@ -112,6 +112,26 @@ TEST(Checkpoint, RecomputesInBackward) {
   EXPECT_TRUE(torch::equal(ref_x.grad(), x.grad()));
 }
 
+// An absent optional input (undefined tensor, e.g. an all-visible mask passed as none)
+// reaches the body in its slot, and the gradients of the others are those of the eager body.
+TEST(Checkpoint, UndefinedInputsKeepTheirSlots) {
+  auto w = torch::randn({4, 4}, torch::requires_grad());
+  auto x = torch::randn({3, 4}, torch::requires_grad());
+  auto body = [&](const TensorList& in) -> TensorList {
+    EXPECT_EQ(in.size(), 3u);
+    EXPECT_FALSE(in[1].defined());
+    return {torch::tanh(in[0].matmul(w)) * in[2]};
+  };
+  auto scale = torch::full({1}, 0.5);
+  auto out = checkpointed(body, {x, at::Tensor(), scale}, {w});
+  out[0].sum().backward();
+  auto ref_w = w.detach().clone().requires_grad_(true);
+  auto ref_x = x.detach().clone().requires_grad_(true);
+  (torch::tanh(ref_x.matmul(ref_w)) * scale).sum().backward();
+  EXPECT_TRUE(torch::equal(ref_w.grad(), w.grad()));
+  EXPECT_TRUE(torch::equal(ref_x.grad(), x.grad()));
+}
+
 TEST(WamModel, JointMaskActionsSeeVideoVideoFirstFrameCausal) {
   const auto& c = wam_config("tiny");
   auto m = build_joint_mask(c, torch::kCPU);
