@@ -92,14 +92,13 @@ for SIZE in $SIZES; do
       s=$(field "$res" '.samples_per_s // 0')
       [ "$k" = 1 ] && s1=$s
       row="$row | $(fmt2 "$s")"
-      [ "$k" = 1 ] || row="$row | $(awk -v a="$s1" -v b="$s" -v k="$k" 'BEGIN{ if (a>0 && b>0) printf "%.3f", b/(k*a); else print "-" }')"
+      [ "$k" = 1 ] || row="$row | $(efficiency "$s1" "$s" "$k")"
     done
     sN=$(field "$WORK/${SIZE}_${cfg}_n${N}_1.json" '.samples_per_s // 0')
-    row="$row | $(fmt2 "$sN") | $(awk -v a="$s1" -v b="$sN" -v k="$N" 'BEGIN{ if (a>0 && b>0) printf "%.3f", b/(k*a); else print "-" }') |"
+    row="$row | $(fmt2 "$sN") | $(efficiency "$s1" "$sN" "$N") |"
     echo "$row"
   done
 done
-} 2>&1 | tee "$WORK/h200x8.md"
-cp "$WORK/h200x8.md" "$OUT/h200x$N.md"
-tar czf "$OUT/h200x8_logs.tgz" -C "$WORK" . 2>/dev/null || true
+} 2>&1 | tee "$WORK/h200x$N.md"
+finish_report "h200x$N"
 exit 0

@@ -82,13 +82,12 @@ for r in $(seq 1 "$ROUNDS"); do
     SG_OVERLAP_COMM=1 run_ranks 2 "$WORK/s2_${cfg}_$r.json" "${COMMON[@]}" --steps "$STEPS" --warmup-steps 2 "${args[@]}"
     s1=$(field "$WORK/s1_${cfg}_$r.json" '.samples_per_s // 0')
     s2=$(field "$WORK/s2_${cfg}_$r.json" '.samples_per_s // 0')
-    eff=$(awk -v a="$s1" -v b="$s2" 'BEGIN{ if (a>0 && b>0) printf "%.3f", b/(2*a); else print "-" }')
+    eff=$(efficiency "$s1" "$s2" 2)
     pk=$(peak_gib "$WORK/s2_${cfg}_$r.json" allocated)
     name=$cfg; [ $cfg = preset ] && name="$(basename "$PRESET" .env) + OVERLAP_COMM"
     echo "| $r | $name | $(printf '%.2f' "$s1") | $(printf '%.2f' "$s2") | $eff | $pk |"
   done
 done
 } 2>&1 | tee "$WORK/nccl_scaling.md"
-cp "$WORK/nccl_scaling.md" "$OUT/nccl_scaling.md"
-tar czf "$OUT/nccl_logs.tgz" -C "$WORK" . 2>/dev/null || true
+finish_report nccl_scaling
 exit 0

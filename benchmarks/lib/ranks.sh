@@ -30,3 +30,13 @@ field() { jq -r "$2" "$1" 2>/dev/null || echo -; }
 
 # peak_gib RESULT allocated|reserved: the largest rank's peak in GiB (2 decimals).
 peak_gib() { field "$1" "(.memory.peak_$2_bytes // [0] | max) / 1073741824 * 100 | round / 100"; }
+
+# efficiency ONE_GPU K_GPUS K: K-GPU samples/s / (K x 1-GPU samples/s), 3 decimals, or "-".
+efficiency() { awk -v a="$1" -v b="$2" -v k="$3" 'BEGIN{ if (a>0 && b>0) printf "%.3f", b/(k*a); else print "-" }'; }
+
+# finish_report NAME: copy the tee'd WORK/NAME.md to OUT and pack WORK (results, rank logs)
+# into OUT/NAME_logs.tgz.
+finish_report() {
+  cp "$WORK/$1.md" "$OUT/$1.md"
+  tar czf "$OUT/$1_logs.tgz" -C "$WORK" . 2>/dev/null || true
+}

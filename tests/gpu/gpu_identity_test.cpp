@@ -3,6 +3,7 @@
 // bitwise switches must match every step's bits and both digests; tolerance switches
 // must stay finite and close. Plus out-of-memory reported as exit 3 with status oom.
 #include "trainer/switches/switch_table.hpp"
+#include "gpu_run_compare.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -108,21 +109,6 @@ TEST(GpuIdentity, EverySwitchAgainstDefault) {
   }
 }
 
-// Every step's loss and grad-norm bits and both digests equal.
-void expect_bitwise(const Run& a, const Run& b, const std::string& label) {
-  ASSERT_EQ(a.exit_code, 0) << label << ": " << a.err;
-  ASSERT_EQ(b.exit_code, 0) << label << ": " << b.err;
-  const auto& sa = a.result["step_records"];
-  const auto& sb = b.result["step_records"];
-  ASSERT_EQ(sa.size(), sb.size()) << label;
-  for (size_t i = 0; i < sa.size(); ++i) {
-    EXPECT_EQ(sa[i]["loss_bits"], sb[i]["loss_bits"]) << label << " step " << i;
-    EXPECT_EQ(sa[i]["grad_norm_bits"], sb[i]["grad_norm_bits"]) << label << " step " << i;
-  }
-  EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]) << label;
-  EXPECT_EQ(a.result["optimizer_digest"], b.result["optimizer_digest"]) << label;
-}
-
 // CUDA_GRAPHS graphs only un-checkpointed layers: against the same run without it at
 // CKPT_LAYERS=0 (every layer graphed) and 1 (the rest), with gradient accumulation and
 // with the fused kernels on (both sides); the captures must have happened.
@@ -142,7 +128,7 @@ TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
       graphs["SG_CUDA_GRAPHS"] = "1";
       const auto plain = run("small", 2, env, 4, accum);
       const auto graphed = run("small", 2, graphs, 4, accum);
-      expect_bitwise(plain, graphed, label);
+      gpu_test::expect_bitwise_runs(plain, graphed, label);
       EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured wam.1"), std::string::npos) << label << ": " << graphed.err;
       EXPECT_EQ(plain.err.find("CUDA_GRAPHS captured"), std::string::npos) << label;
     }
@@ -152,7 +138,7 @@ TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
 // At the default CKPT_LAYERS=-1 every layer is checkpointed: nothing is captured.
 TEST(GpuIdentity, CudaGraphsCaptureNothingWhenEveryLayerIsCheckpointed) {
   const auto r = run("small", 2, {{"SG_CUDA_GRAPHS", "1"}});
-  expect_bitwise(baseline(), r, "SG_CUDA_GRAPHS=1 at CKPT_LAYERS=-1");
+  gpu_test::expect_bitwise_runs(baseline(), r, "SG_CUDA_GRAPHS=1 at CKPT_LAYERS=-1");
   EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
 }
 
@@ -187,7 +173,7 @@ TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
   graphs["SG_CUDA_GRAPHS"] = "1";
   const auto plain = run("small", 2, env);
   const auto r = run("small", 2, graphs);
-  expect_bitwise(plain, r, "SG_CUDA_GRAPHS=1 with SG_MIXED_ATTN_CKPT=1");
+  gpu_test::expect_bitwise_runs(plain, r, "SG_CUDA_GRAPHS=1 with SG_MIXED_ATTN_CKPT=1");
   EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
 }
 

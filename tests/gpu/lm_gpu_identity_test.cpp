@@ -3,6 +3,7 @@
 // class, finite and close) against the default, and lm_osft runs; CUDA_GRAPHS bitwise
 // on un-checkpointed blocks (lm and lm_osft) and capturable with every SDPA backend.
 #include "trainer/switches/switch_table.hpp"
+#include "gpu_run_compare.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -99,20 +100,6 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
   }
 }
 
-void expect_lm_bitwise(const LmRun& a, const LmRun& b, const std::string& label) {
-  ASSERT_EQ(a.exit_code, 0) << label << ": " << a.err;
-  ASSERT_EQ(b.exit_code, 0) << label << ": " << b.err;
-  const auto& sa = a.result["step_records"];
-  const auto& sb = b.result["step_records"];
-  ASSERT_EQ(sa.size(), sb.size()) << label;
-  for (size_t i = 0; i < sa.size(); ++i) {
-    EXPECT_EQ(sa[i]["loss_bits"], sb[i]["loss_bits"]) << label << " step " << i;
-    EXPECT_EQ(sa[i]["grad_norm_bits"], sb[i]["grad_norm_bits"]) << label << " step " << i;
-  }
-  EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]) << label;
-  EXPECT_EQ(a.result["optimizer_digest"], b.result["optimizer_digest"]) << label;
-}
-
 // CUDA_GRAPHS graphs the blocks CKPT_LAYERS leaves un-checkpointed: bitwise against the
 // same run without it (grad-accum 2, as every run of this harness), also with FUSED_ROPE
 // and PAD_TO_8 on both sides, for lm and lm_osft; the captures must have happened.
@@ -131,7 +118,7 @@ TEST(GpuLmIdentity, CudaGraphsBitwiseOnUncheckpointedBlocks) {
       graphs["SG_CUDA_GRAPHS"] = "1";
       const auto plain = run_lm(workload, env);
       const auto graphed = run_lm(workload, graphs);
-      expect_lm_bitwise(plain, graphed, label);
+      gpu_test::expect_bitwise_runs(plain, graphed, label);
       EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured lm.3"), std::string::npos) << label << ": " << graphed.err;
     }
   }
