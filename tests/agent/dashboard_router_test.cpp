@@ -149,7 +149,8 @@ TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
     EXPECT_EQ(full.at("speedup")[at], s.at("speedup")[i]);
     if (i > 0) EXPECT_GT(s.at("index")[i].get<int>(), s.at("index")[i - 1].get<int>());
   }
-  for (const auto& p : get_json(r, "/api/v1/campaigns/1/presets").at("presets")) {
+  const auto presets = get_json(r, "/api/v1/campaigns/1/presets");  // a range-for over a temporary's member dangles
+  for (const auto& p : presets.at("presets")) {
     EXPECT_TRUE(ids.count(p.at("evaluation_id").get<std::int64_t>())) << "preset " << p.at("name");
   }
   for (std::size_t i = 0; i < full.at("id").size(); ++i) {
