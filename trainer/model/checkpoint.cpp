@@ -96,26 +96,29 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
 }  // namespace
 
-TensorList checkpointed(CheckpointBody body, const TensorList& inputs, const TensorList& params) {
-  if (!torch::GradMode::is_enabled()) return body(inputs);
-  // LibTorch 2.x's Function::apply records the device of every tensor argument and throws
-  // on an undefined one (an absent mask): only the defined inputs go through the function,
-  // and the body sees the undefined ones back in their slots.
+DefinedInputs defined_inputs(CheckpointBody body, const TensorList& inputs) {
   std::vector<size_t> defined_at;
-  TensorList defined;
+  DefinedInputs d;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].defined()) {
       defined_at.push_back(i);
-      defined.push_back(inputs[i]);
+      d.tensors.push_back(inputs[i]);
     }
   }
-  auto holder = c10::make_intrusive<BodyHolder>();
-  holder->body = [body = std::move(body), defined_at, n = inputs.size()](const TensorList& given) {
+  d.body = [body = std::move(body), defined_at, n = inputs.size()](const TensorList& given) {
     TensorList full(n);
     for (size_t j = 0; j < defined_at.size(); ++j) full[defined_at[j]] = given[j];
     return body(full);
   };
-  return CheckpointFunction::apply(holder, at::TensorList(defined), at::TensorList(params));
+  return d;
+}
+
+TensorList checkpointed(CheckpointBody body, const TensorList& inputs, const TensorList& params) {
+  if (!torch::GradMode::is_enabled()) return body(inputs);
+  DefinedInputs d = defined_inputs(std::move(body), inputs);
+  auto holder = c10::make_intrusive<BodyHolder>();
+  holder->body = std::move(d.body);
+  return CheckpointFunction::apply(holder, at::TensorList(d.tensors), at::TensorList(params));
 }
 
 }  // namespace sg::trainer

@@ -14,6 +14,16 @@ namespace sg::trainer {
 using TensorList = std::vector<at::Tensor>;
 using CheckpointBody = std::function<TensorList(const TensorList& inputs)>;
 
+// LibTorch 2.x's autograd Function::apply records the device of every tensor argument and
+// throws on an undefined one (an absent mask). A custom function over a tensor list takes
+// `tensors` (the defined inputs, in order) and runs `body`, which puts the undefined ones
+// back in their slots before calling the original body.
+struct DefinedInputs {
+  TensorList tensors;
+  CheckpointBody body;
+};
+DefinedInputs defined_inputs(CheckpointBody body, const TensorList& inputs);
+
 // Runs body(inputs) under checkpointing when grad mode is on, plainly otherwise.
 // params: every tensor the body reads that needs a gradient but is not in inputs
 // (the module parameters). Non-floating inputs (masks, tables) are passed through.

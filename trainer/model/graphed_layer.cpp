@@ -298,6 +298,9 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
   sig.autocast = ac.enabled;
   sig.autocast_dtype = ac.dtype;
 
+  // The signature above keeps which slots are undefined; the graphs and the autograd
+  // function see only the defined inputs (checkpoint.hpp, defined_inputs).
+  const DefinedInputs defined = defined_inputs(std::move(body), inputs);
   std::shared_ptr<CapturedLayer> hit;
   for (auto it = layer.entries_.begin(); it != layer.entries_.end(); ++it) {
     if ((*it)->sig == sig) {
@@ -311,7 +314,7 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
       c10::cuda::device_synchronize();  // no replay of the evicted graphs may be in flight
       layer.entries_.pop_back();
     }
-    hit = capture(body, inputs, params, std::move(sig));
+    hit = capture(defined.body, defined.tensors, params, std::move(sig));
     layer.entries_.push_front(hit);
     ++layer.captures_;
     std::cerr << "speedgate-train: CUDA_GRAPHS captured " << layer.name() << " (shape " << layer.captures_ << ", "
@@ -319,7 +322,7 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
   }
   auto holder = c10::make_intrusive<CapturedHolder>();
   holder->captured = hit;
-  return GraphedFunction::apply(holder, at::TensorList(inputs), at::TensorList(params));
+  return GraphedFunction::apply(holder, at::TensorList(defined.tensors), at::TensorList(params));
 }
 
 bool current_stream_is_capturing() {
