@@ -3,6 +3,8 @@
 // data/, model/); this file only wires them.
 #include "trainer/train_loop.hpp"
 
+#include <algorithm>
+
 #include "trainer/data/clip_loader.hpp"
 #include "trainer/data/device_batch.hpp"
 #include "trainer/distributed/gradient_buckets.hpp"
@@ -15,6 +17,7 @@
 #include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
+#include "trainer/runtime/phase_peaks.hpp"
 #include "trainer/runtime/phase_profile.hpp"
 #include "trainer/test_faults.hpp"
 #include "trainer/workload/wam_workload.hpp"
@@ -95,7 +98,8 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   // ---- train ----
   PhaseProfile& profile = PhaseProfile::instance();
   const int64_t first_steady_step = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
-  reset_memory_peaks(rt.device);
+  PhasePeaks& phase_peaks = PhasePeaks::instance();
+  phase_peaks.reset(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   for (int64_t step = 0; step < opt.steps; ++step) {
     const auto t0 = Clock::now();
@@ -159,9 +163,13 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
   r.tokens_per_s = r.samples_per_s * static_cast<double>(cfg.tokens_per_sample());
 
-  const auto peaks = memory_peaks(rt.device);
+  const auto peaks = phase_peaks.overall(rt.device);
   r.peak_allocated = gather_int_to_root(comm, peaks.allocated);
   r.peak_reserved = gather_int_to_root(comm, peaks.reserved);
+  for (const auto& [phase, bytes] : phase_peaks.allocated_by_phase()) {
+    const auto per_rank = gather_int_to_root(comm, bytes);
+    r.phase_peak_allocated[phase] = per_rank.empty() ? 0 : *std::max_element(per_rank.begin(), per_rank.end());
+  }
   auto& b = r.breakdown;
   for (const auto& p : params) {
     b.parameters += p.numel() * static_cast<int64_t>(p.element_size());

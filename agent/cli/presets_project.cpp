@@ -90,6 +90,8 @@ class PresetsProjectCommand : public Command {
                 "activations %.2f, fragmentation %.2f GiB\n",
                 p.params / kGiB, p.grads / kGiB, p.optimizer / kGiB, p.frozen / kGiB, p.comm / kGiB, p.other_fixed / kGiB,
                 p.activations / kGiB, p.fragmentation / kGiB);
+    std::printf("  extrapolated: %s\n", p.phase.empty() ? "the step's overall peak (no per-phase peaks stored)"
+                                                         : ("the " + p.phase + " phase, the largest at the target").c_str());
   }
 
   CLI::App* app_;

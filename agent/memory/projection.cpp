@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -30,6 +32,28 @@ LinearFit fit_peak(const std::vector<PeakPoint>& points) {
   return f;
 }
 
+LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch, std::string* phase) {
+  LinearFit overall = fit_peak(points);  // validates the points
+  phase->clear();
+  std::map<std::string, int> seen;
+  for (const auto& p : points) {
+    for (const auto& item : p.phases) ++seen[item.first];
+  }
+  std::optional<LinearFit> best;
+  for (const auto& [name, count] : seen) {
+    if (count != static_cast<int>(points.size())) continue;  // not measured at every point
+    std::vector<PeakPoint> line;
+    for (const auto& p : points) line.push_back({p.micro_batch, p.phases.at(name), 0, {}});
+    LinearFit f = fit_peak(line);
+    const auto at_target = [&](const LinearFit& x) { return x.fixed + x.per_sample * target_micro_batch; };
+    if (!best || at_target(f) > at_target(*best)) {
+      best = f;
+      *phase = name;
+    }
+  }
+  return best ? *best : overall;
+}
+
 double zero_param_factor(int world, int zero) { return zero >= 3 ? 1.0 / world : 1.0; }
 double zero_grad_factor(int world, int zero) { return zero >= 2 ? 1.0 / world : 1.0; }
 double zero_optimizer_factor(int world, int zero) { return zero >= 1 ? 1.0 / world : 1.0; }
@@ -39,7 +63,7 @@ Projection project_peak(const ProjectionInputs& in) {
     throw std::invalid_argument("projection: world size >= 1, ZeRO stage 0..3, micro-batch >= 1");
   }
   Projection p;
-  p.fit = fit_peak(in.points);
+  p.fit = fit_peak_at(in.points, in.target_micro_batch, &p.phase);
   const auto& bd = in.breakdown;
   const int w = in.world_size, z = in.zero_stage;
   p.frozen = bd.frozen;
@@ -57,7 +81,9 @@ Projection project_peak(const ProjectionInputs& in) {
 nlohmann::json Projection::to_json(const ProjectionInputs& in) const {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& x : in.points) {
-    pts.push_back({{"micro_batch", x.micro_batch}, {"peak_bytes", x.peak_bytes}, {"reserved_bytes", x.reserved_bytes}});
+    nlohmann::json pt = {{"micro_batch", x.micro_batch}, {"peak_bytes", x.peak_bytes}, {"reserved_bytes", x.reserved_bytes}};
+    if (!x.phases.empty()) pt["phases"] = x.phases;
+    pts.push_back(pt);
   }
   return {
       {"points", pts},
@@ -65,7 +91,8 @@ nlohmann::json Projection::to_json(const ProjectionInputs& in) const {
                      {"optimizer", in.breakdown.optimizer}, {"frozen", in.breakdown.frozen},
                      {"activations", in.breakdown.activations}}},
       {"target_micro_batch", in.target_micro_batch}, {"world_size", in.world_size}, {"zero_stage", in.zero_stage},
-      {"fit", {{"fixed", fit.fixed}, {"per_sample", fit.per_sample}, {"max_residual", fit.max_residual}}},
+      {"fit", {{"fixed", fit.fixed}, {"per_sample", fit.per_sample}, {"max_residual", fit.max_residual},
+               {"phase", phase}}},
       {"terms", {{"frozen", frozen}, {"params", params}, {"grads", grads}, {"optimizer", optimizer},
                  {"comm", comm}, {"other_fixed", other_fixed}, {"activations", activations},
                  {"fragmentation", fragmentation}}},
@@ -90,8 +117,15 @@ ProjectionInputs projection_inputs_from_json(const nlohmann::json& stored) {
     throw std::invalid_argument("stored projection: points is missing or not an array");
   }
   for (const auto& pt : stored.at("points")) {
-    in.points.push_back({static_cast<int>(number_at(pt, "micro_batch", "points[].")), number_at(pt, "peak_bytes", "points[]."),
-                         number_at(pt, "reserved_bytes", "points[].")});
+    PeakPoint point{static_cast<int>(number_at(pt, "micro_batch", "points[].")), number_at(pt, "peak_bytes", "points[]."),
+                    number_at(pt, "reserved_bytes", "points[]."), {}};
+    if (pt.contains("phases")) {
+      if (!pt.at("phases").is_object()) throw std::invalid_argument("stored projection: points[].phases is not an object");
+      for (const auto& item : pt.at("phases").items()) {
+        point.phases[item.key()] = number_at(pt.at("phases"), item.key().c_str(), "points[].phases.");
+      }
+    }
+    in.points.push_back(std::move(point));
   }
   const auto& bd = stored.contains("breakdown") ? stored.at("breakdown") : nlohmann::json();
   in.breakdown.parameters = number_at(bd, "parameters", "breakdown.");

@@ -6,7 +6,14 @@
 // where per_sample and the fixed intercept come from a least-squares line through
 // the measured (b, peak) points, and other_fixed = intercept - (frozen + params +
 // grads + optimizer) is the fixed part that is not model state (workspace).
+//
+// When every measured point carries the peak of each training phase (data, text, vae,
+// forward, backward, clip, optimizer; protocol §3), each phase gets its own line and the
+// one that is largest at the target is used: a step's peak is the maximum of phases that
+// grow at different rates, and a line through the maxima extrapolates whichever phase
+// happened to peak at the measured batch sizes.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +31,7 @@ struct PeakPoint {
   int micro_batch = 0;
   double peak_bytes = 0;  // max over ranks
   double reserved_bytes = 0;
+  std::map<std::string, double> phases;  // peak allocated per phase; empty: not measured
 };
 
 struct LinearFit {
@@ -35,6 +43,11 @@ struct LinearFit {
 // Throws std::invalid_argument otherwise.
 LinearFit fit_peak(const std::vector<PeakPoint>& points);
 
+// The line to extrapolate to `target_micro_batch`: per phase when every point carries
+// phases (the phases common to all of them), the one largest at the target; else the
+// line through the overall peaks. `phase` is set to the chosen phase ("" = overall).
+LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch, std::string* phase);
+
 struct ProjectionInputs {
   std::vector<PeakPoint> points;
   MemoryBreakdown breakdown;  // from one measured run (model state is batch-independent)
@@ -45,6 +58,7 @@ struct ProjectionInputs {
 struct Projection {
   double peak_bytes = 0;
   LinearFit fit;
+  std::string phase;  // the phase whose line was extrapolated; "" = the overall peak
   double params = 0, grads = 0, optimizer = 0, frozen = 0, comm = 0, other_fixed = 0, activations = 0,
          fragmentation = 0;
   nlohmann::json to_json(const ProjectionInputs& in) const;  // inputs + every term, for the store

@@ -116,6 +116,16 @@ TrialResult parse(const json& j) {
   r.device = mem.value("device", std::string());
   r.peak_allocated = numbers(mem, "peak_allocated_bytes");
   r.peak_reserved = numbers(mem, "peak_reserved_bytes");
+  if (mem.contains("phase_peak_allocated_bytes")) {
+    const json& phases = mem["phase_peak_allocated_bytes"];
+    if (!phases.is_object()) throw Invalid{"field 'phase_peak_allocated_bytes' is not an object"};
+    for (const auto& [phase, bytes] : phases.items()) {
+      if (!bytes.is_number() || !(bytes.get<double>() >= 0)) {
+        throw Invalid{"field 'phase_peak_allocated_bytes' has a bad value for phase '" + phase + "'"};
+      }
+      r.phase_peak_allocated[phase] = bytes.get<double>();
+    }
+  }
   const json& bd = field(mem, "breakdown");
   r.breakdown.parameters = number(bd, "parameters");
   r.breakdown.gradients = number(bd, "gradients");

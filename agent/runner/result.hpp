@@ -2,6 +2,7 @@
 // truncated, garbage or of another schema is an invalid result, never a guess.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct TrialResult {
   double samples_per_s = 0, tokens_per_s = 0, model_flops_per_step = 0;
   std::string device;
   std::vector<double> peak_allocated, peak_reserved;
+  // Optional (protocol §3): peak allocated bytes inside each training phase, max over
+  // ranks; the memory projection fits one line per phase when both points carry it.
+  std::map<std::string, double> phase_peak_allocated;
   MemoryBreakdown breakdown;
   nlohmann::json fingerprint;
   nlohmann::json raw;

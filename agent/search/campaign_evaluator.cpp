@@ -342,8 +342,9 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
     return std::nullopt;
   }
   ProjectionInputs in;
-  in.points = {{micro_batch_, at_mb.peak_allocated_max(), at_mb.peak_reserved_max()},
-               {micro_batch_ * 2, probe.result->peak_allocated_max(), probe.result->peak_reserved_max()}};
+  in.points = {{micro_batch_, at_mb.peak_allocated_max(), at_mb.peak_reserved_max(), at_mb.phase_peak_allocated},
+               {micro_batch_ * 2, probe.result->peak_allocated_max(), probe.result->peak_reserved_max(),
+                probe.result->phase_peak_allocated}};
   in.breakdown = at_mb.breakdown;
   if (probe.result->device != "cpu") {
     in.fragmentation = std::max(0.0, probe.result->peak_reserved_max() - probe.result->peak_allocated_max());

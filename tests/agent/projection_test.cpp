@@ -83,6 +83,55 @@ TEST(Projection, JsonKeepsInputsAndTerms) {
   EXPECT_NEAR(j["fit"]["per_sample"].get<double>(), 2.5 * GiB, 1);
 }
 
+// Two phases that grow at different rates: the VAE encode peaks at small batches, the
+// backward (steeper) overtakes it. The step's peak is 20/28 GiB at 2/4 samples (VAE,
+// then backward); a line through those maxima predicts 4 GiB per sample, the backward
+// grows by 3.5: the phase-wise projection extrapolates the phase that peaks at 32.
+ProjectionInputs two_phase_inputs() {
+  ProjectionInputs in = inputs();
+  in.points = {{2, 20 * GiB, 0, {{"vae", 20 * GiB}, {"backward", 14 * GiB}}},
+               {4, 28 * GiB, 0, {{"vae", 22 * GiB}, {"backward", 21 * GiB}}}};
+  return in;
+}
+
+TEST(Projection, PhasesEachGetALineAndTheLargestAtTheTargetWins) {
+  ProjectionInputs in = two_phase_inputs();
+  Projection p = project_peak(in);
+  EXPECT_EQ(p.phase, "backward");
+  EXPECT_NEAR(p.fit.per_sample, 3.5 * GiB, 1);
+  EXPECT_NEAR(p.fit.fixed, 7 * GiB, 1);
+  // 7 GiB fixed (6 GiB state + 1 GiB workspace) + 32 * 3.5 GiB.
+  EXPECT_NEAR(p.peak_bytes, 119 * GiB, 1);
+  in.points = {{2, 20 * GiB, 0}, {4, 28 * GiB, 0}};  // the same maxima without phases
+  EXPECT_NEAR(project_peak(in).peak_bytes, 140 * GiB, 1);
+  EXPECT_EQ(project_peak(in).phase, "");
+  // At a small target the flatter phase is the larger one.
+  in = two_phase_inputs();
+  in.target_micro_batch = 1;
+  EXPECT_EQ(project_peak(in).phase, "vae");
+}
+
+TEST(Projection, PhasesMissingAtAPointAreNotExtrapolated) {
+  ProjectionInputs in = two_phase_inputs();
+  in.points[1].phases.erase("backward");
+  EXPECT_EQ(project_peak(in).phase, "vae");
+  in.points[1].phases.clear();  // one point without phases: the overall line
+  EXPECT_EQ(project_peak(in).phase, "");
+}
+
+TEST(Projection, PhasePointsSurviveTheStoredJson) {
+  ProjectionInputs in = two_phase_inputs();
+  Projection p = project_peak(in);
+  auto j = p.to_json(in);
+  EXPECT_EQ(j["fit"]["phase"], "backward");
+  ProjectionInputs back = projection_inputs_from_json(j);
+  ASSERT_EQ(back.points.size(), 2u);
+  EXPECT_EQ(back.points[1].phases, in.points[1].phases);
+  EXPECT_NEAR(project_peak(back).peak_bytes, p.peak_bytes, 1);
+  j["points"][0]["phases"]["vae"] = "big";
+  EXPECT_THROW(projection_inputs_from_json(j), std::invalid_argument);
+}
+
 TEST(Projection, BadTargetsRejected) {
   ProjectionInputs in = inputs();
   in.zero_stage = 4;

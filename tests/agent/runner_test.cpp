@@ -211,5 +211,24 @@ TEST(ResultParse, IntegersAreRangeCheckedNeverWrapped) {
   EXPECT_NE(parse_result_text(j.dump()).error.find("steps"), std::string::npos);
 }
 
+TEST(ResultParse, PhasePeaksAreOptionalAndChecked) {
+  const auto ok = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
+  auto j = ok;
+  j["memory"].erase("phase_peak_allocated_bytes");
+  ASSERT_TRUE(parse_result_text(j.dump()).result);
+  EXPECT_TRUE(parse_result_text(j.dump()).result->phase_peak_allocated.empty());
+  j["memory"]["phase_peak_allocated_bytes"] = {{"forward", 1000}, {"backward", 2500}};
+  auto parsed = parse_result_text(j.dump());
+  ASSERT_TRUE(parsed.result) << parsed.error;
+  EXPECT_EQ(parsed.result->phase_peak_allocated.at("backward"), 2500);
+  EXPECT_EQ(parsed.result->phase_peak_allocated.size(), 2u);
+  j["memory"]["phase_peak_allocated_bytes"] = {{"forward", "a lot"}};
+  EXPECT_NE(parse_result_text(j.dump()).error.find("phase 'forward'"), std::string::npos);
+  j["memory"]["phase_peak_allocated_bytes"] = {{"forward", -1}};
+  EXPECT_NE(parse_result_text(j.dump()).error.find("phase_peak_allocated_bytes"), std::string::npos);
+  j["memory"]["phase_peak_allocated_bytes"] = nlohmann::json::array({1, 2});
+  EXPECT_NE(parse_result_text(j.dump()).error.find("not an object"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sg::agent

@@ -95,6 +95,24 @@ TEST(Protocol, RunWritesResultAndHeartbeat) {
   EXPECT_EQ(beat.at("step"), 3);
 }
 
+// The projection's per-phase lines (docs/controller.md) need every phase's peak; the
+// overall peak is the largest of them (it also covers time between phases).
+TEST(Protocol, RunReportsThePeakOfEveryPhase) {
+  const auto r = run_trainer(tiny_run(2));
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const auto& mem = r.result.at("memory");
+  const auto overall = mem.at("peak_allocated_bytes").at(0).get<int64_t>();
+  const auto& phases = mem.at("phase_peak_allocated_bytes");
+  for (const char* phase : {"data", "text", "vae", "forward", "backward", "clip", "optimizer"}) {
+    ASSERT_TRUE(phases.contains(phase)) << phase;
+    EXPECT_GT(phases.at(phase).get<int64_t>(), 0) << phase;
+    EXPECT_LE(phases.at(phase).get<int64_t>(), overall) << phase;
+  }
+  // Saved activations are live from the forward into the backward: the model state
+  // alone (the optimizer phase's floor) is below the backward's peak.
+  EXPECT_GT(phases.at("backward").get<int64_t>(), mem.at("breakdown").at("parameters").get<int64_t>());
+}
+
 TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
   struct Case {
     std::map<std::string, std::string> env;

@@ -68,6 +68,7 @@ nlohmann::json to_json(const RunResult& r) {
                    {"optimizer", r.breakdown.optimizer},
                    {"frozen", r.breakdown.frozen},
                    {"activations", r.breakdown.activations}}}};
+  if (!r.phase_peak_allocated.empty()) j["memory"]["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
   j["fingerprint"] = r.fingerprint;
   j["extra"] = r.extra;
   return j;

@@ -38,6 +38,7 @@ struct RunResult {
   double model_flops_per_step = 0.0;
   std::string memory_device = "cpu";
   std::vector<int64_t> peak_allocated, peak_reserved;
+  std::map<std::string, int64_t> phase_peak_allocated;  // max over ranks; empty: not measured
   MemoryBreakdown breakdown;
   nlohmann::json fingerprint = nlohmann::json::object();
   nlohmann::json extra = nlohmann::json::object();  // text-cache stats etc., for people

@@ -3,6 +3,8 @@
 
 #include <torch/cuda.h>
 
+#include "trainer/runtime/phase_peaks.hpp"
+
 #include <cstdlib>
 #include <cstring>
 
@@ -37,12 +39,14 @@ nlohmann::json PhaseProfile::to_json() const {
 
 ScopedPhase::ScopedPhase(const char* phase, c10::Device device)
     : phase_(phase), device_(device), on_(PhaseProfile::instance().enabled()) {
+  PhasePeaks::instance().begin(device_);
   if (!on_) return;
   synchronize(device_);
   start_ = std::chrono::steady_clock::now();
 }
 
 ScopedPhase::~ScopedPhase() {
+  PhasePeaks::instance().end(phase_, device_);
   if (!on_) return;
   synchronize(device_);
   PhaseProfile::instance().add(phase_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());

@@ -3,7 +3,8 @@
 // timing, never what is computed, and is never searched or written into a preset).
 // When enabled every phase boundary synchronises the device, so phase times add up to
 // the step time but the run itself is slower: never compare throughput of profiled runs
-// with unprofiled ones. Disabled, a ScopedPhase costs one branch.
+// with unprofiled ones. Disabled, a ScopedPhase only records the phase's peak memory
+// (phase_peaks.hpp: host-side allocator counters, no synchronisation).
 #pragma once
 
 #include <c10/core/Device.h>
@@ -32,7 +33,8 @@ class PhaseProfile {
   std::map<std::string, double> seconds_;
 };
 
-// Times its scope as `phase` (device synchronised at both ends) when profiling is on.
+// Records its scope's peak memory as `phase` (always) and times it (device synchronised
+// at both ends) when profiling is on.
 class ScopedPhase {
  public:
   ScopedPhase(const char* phase, c10::Device device);
