@@ -3,59 +3,31 @@
 // bitwise switches must match every step's bits and both digests; tolerance switches
 // must stay finite and close. Plus out-of-memory reported as exit 3 with status oom.
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace sg::trainer {
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string err;
-  nlohmann::json result;
-};
+using testing::TrainerRun;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// `speedgate-train run` on the wam workload, through the trainer tests' harness.
+TrainerRun run(const std::string& size, int micro, const gpu_test::Env& env, int steps = 4, int accum = 1) {
+  return testing::run_trainer("run --workload wam --size " + size + " --steps " + std::to_string(steps) +
+                                  " --seed 0 --micro-batch " + std::to_string(micro) + " --grad-accum " +
+                                  std::to_string(accum) + " --warmup-steps 1 --eval-batches 1",
+                              env);
 }
 
-Run run(const std::string& size, int micro, const std::map<std::string, std::string>& env, int steps = 4,
-        int accum = 1) {
-  static int n = 0;
-  const std::string tag = "/tmp/sg_gpu_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
-  std::string cmd = "env";
-  for (const auto& [k, v] : env) cmd += " " + k + "=" + v;
-  cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload wam --size " + size + " --steps " +
-         std::to_string(steps) + " --seed 0 --micro-batch " + std::to_string(micro) +
-         " --grad-accum " + std::to_string(accum) + " --warmup-steps 1 --eval-batches 1 --result " + tag +
-         ".json 2>" + tag + ".err";
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = slurp(tag + ".err");
-  const auto text = slurp(tag + ".json");
-  if (!text.empty()) r.result = nlohmann::json::parse(text);
-  return r;
-}
-
-const Run& baseline() {
-  static const Run r = run("small", 2, {});
+const TrainerRun& baseline() {
+  static const TrainerRun r = run("small", 2, {});
   return r;
 }
 
@@ -72,22 +44,22 @@ std::vector<std::map<std::string, std::string>> cases_for(const SwitchSpec& s) {
 }
 
 TEST(GpuIdentity, BaselineIsDeterministic) {
-  ASSERT_EQ(baseline().exit_code, 0) << baseline().err;
+  ASSERT_EQ(baseline().exit_code, 0) << baseline().stderr_text;
   const auto again = run("small", 2, {});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
   EXPECT_EQ(baseline().result["param_digest"], again.result["param_digest"]);
   EXPECT_EQ(baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
 }
 
 TEST(GpuIdentity, EverySwitchAgainstDefault) {
-  ASSERT_EQ(baseline().exit_code, 0) << baseline().err;
+  ASSERT_EQ(baseline().exit_code, 0) << baseline().stderr_text;
   const auto& base = baseline().result;
   for (const auto& s : switch_table()) {
     if (!s.unavailable_reason.empty() || !s.applies_to("wam")) continue;
     for (const auto& env : cases_for(s)) {
       const auto r = run("small", 2, env);
       std::string label = s.env() + "=" + env.at(s.env());
-      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.err;
+      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
       const auto& a = base["step_records"];
       const auto& b = r.result["step_records"];
       ASSERT_EQ(a.size(), b.size()) << label;
@@ -99,11 +71,7 @@ TEST(GpuIdentity, EverySwitchAgainstDefault) {
         EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
         EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
       } else {
-        for (size_t i = 0; i < a.size(); ++i) {
-          const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-          EXPECT_TRUE(std::isfinite(lb)) << label;
-          EXPECT_NEAR(lb / la, 1.0, 2e-2) << label << " step " << i;  // bf16 autocast rounding
-        }
+        gpu_test::expect_close_losses(base, r.result, label);  // bf16 autocast rounding
       }
     }
   }
@@ -129,8 +97,9 @@ TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
       const auto plain = run("small", 2, env, 4, accum);
       const auto graphed = run("small", 2, graphs, 4, accum);
       gpu_test::expect_bitwise_runs(plain, graphed, label);
-      EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured wam.1"), std::string::npos) << label << ": " << graphed.err;
-      EXPECT_EQ(plain.err.find("CUDA_GRAPHS captured"), std::string::npos) << label;
+      EXPECT_NE(graphed.stderr_text.find("CUDA_GRAPHS captured wam.1"), std::string::npos)
+          << label << ": " << graphed.stderr_text;
+      EXPECT_EQ(plain.stderr_text.find("CUDA_GRAPHS captured"), std::string::npos) << label;
     }
   }
 }
@@ -139,31 +108,14 @@ TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
 TEST(GpuIdentity, CudaGraphsCaptureNothingWhenEveryLayerIsCheckpointed) {
   const auto r = run("small", 2, {{"SG_CUDA_GRAPHS", "1"}});
   gpu_test::expect_bitwise_runs(baseline(), r, "SG_CUDA_GRAPHS=1 at CKPT_LAYERS=-1");
-  EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
+  EXPECT_EQ(r.stderr_text.find("CUDA_GRAPHS captured"), std::string::npos) << r.stderr_text;
 }
 
 // The SDPA backends are capturable inside a layer (the mask checks happen before the
 // layers): each runs graphed and stays close to the same backend without graphs (their
 // backward is not deterministic, so not bitwise).
 TEST(GpuIdentity, CudaGraphsCaptureEverySdpaBackend) {
-  for (const char* backend : {"efficient", "flash", "cudnn"}) {
-    const std::map<std::string, std::string> env{{"SG_CKPT_LAYERS", "0"}, {"SG_ATTN_BACKEND", backend}};
-    auto graphs = env;
-    graphs["SG_CUDA_GRAPHS"] = "1";
-    const auto plain = run("small", 2, env);
-    const auto graphed = run("small", 2, graphs);
-    ASSERT_EQ(plain.exit_code, 0) << backend << ": " << plain.err;
-    ASSERT_EQ(graphed.exit_code, 0) << backend << ": " << graphed.err;
-    EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured wam.0"), std::string::npos) << backend << ": " << graphed.err;
-    const auto& a = plain.result["step_records"];
-    const auto& b = graphed.result["step_records"];
-    ASSERT_EQ(a.size(), b.size()) << backend;
-    for (size_t i = 0; i < a.size(); ++i) {
-      const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-      EXPECT_TRUE(std::isfinite(lb)) << backend;
-      EXPECT_NEAR(lb / la, 1.0, 2e-2) << backend << " step " << i;
-    }
-  }
+  gpu_test::expect_every_sdpa_backend_graphs([](const gpu_test::Env& env) { return run("small", 2, env); }, "wam.0");
 }
 
 // Layers that checkpoint their attention (MIXED_ATTN_CKPT) are not graphed.
@@ -174,13 +126,13 @@ TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
   const auto plain = run("small", 2, env);
   const auto r = run("small", 2, graphs);
   gpu_test::expect_bitwise_runs(plain, r, "SG_CUDA_GRAPHS=1 with SG_MIXED_ATTN_CKPT=1");
-  EXPECT_EQ(r.err.find("CUDA_GRAPHS captured"), std::string::npos) << r.err;
+  EXPECT_EQ(r.stderr_text.find("CUDA_GRAPHS captured"), std::string::npos) << r.stderr_text;
 }
 
 // base at micro-batch 256 without recompute needs several times an H200's memory.
 TEST(GpuOom, HugeMicroBatchExitsThree) {
   const auto r = run("base", 256, {{"SG_CKPT_LAYERS", "0"}}, 1);
-  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
   if (!r.result.is_null()) EXPECT_EQ(r.result["status"], "oom");
 }
 

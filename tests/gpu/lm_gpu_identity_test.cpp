@@ -3,71 +3,46 @@
 // class, finite and close) against the default, and lm_osft runs; CUDA_GRAPHS bitwise
 // on un-checkpointed blocks (lm and lm_osft) and capturable with every SDPA backend.
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace sg::trainer {
 namespace {
 
-struct LmRun {
-  int exit_code = -1;
-  std::string err;
-  nlohmann::json result;
-};
+using testing::TrainerRun;
 
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// `speedgate-train run` on an lm workload (small, 4 steps, micro-batch 4, grad-accum 2),
+// through the trainer tests' harness.
+TrainerRun run_lm(const std::string& workload, const gpu_test::Env& env) {
+  return testing::run_trainer("run --workload " + workload +
+                                  " --size small --steps 4 --seed 0 --micro-batch 4 --grad-accum 2 --warmup-steps 1"
+                                  " --eval-batches 1",
+                              env);
 }
 
-LmRun run_lm(const std::string& workload, const std::map<std::string, std::string>& env) {
-  static int n = 0;
-  const std::string tag = "/tmp/sg_gpu_lm_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++);
-  std::string cmd = "env";
-  for (const auto& [k, v] : env) cmd += " " + k + "=" + v;
-  cmd += " " + std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload " + workload +
-         " --size small --steps 4 --seed 0 --micro-batch 4 --grad-accum 2 --warmup-steps 1 --eval-batches 1 --result " +
-         tag + ".json 2>" + tag + ".err";
-  const int status = std::system(cmd.c_str());
-  LmRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.err = slurp_file(tag + ".err");
-  const auto text = slurp_file(tag + ".json");
-  if (!text.empty()) r.result = nlohmann::json::parse(text);
-  return r;
-}
-
-const LmRun& lm_baseline() {
-  static const LmRun r = run_lm("lm", {});
+const TrainerRun& lm_baseline() {
+  static const TrainerRun r = run_lm("lm", {});
   return r;
 }
 
 TEST(GpuLmIdentity, BaselineIsDeterministic) {
-  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().err;
+  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().stderr_text;
   EXPECT_EQ(lm_baseline().result["fingerprint"]["device"], "cuda");
   const auto again = run_lm("lm", {});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
   EXPECT_EQ(lm_baseline().result["param_digest"], again.result["param_digest"]);
   EXPECT_EQ(lm_baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
 }
 
 TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
-  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().err;
+  ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().stderr_text;
   const auto& base = lm_baseline().result;
   for (const auto& s : switch_table()) {
     if (!s.unavailable_reason.empty() || !s.applies_to("lm")) continue;
@@ -77,7 +52,7 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
       for (const auto& req : s.requires) env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
       const auto r = run_lm("lm", env);
       const std::string label = s.env() + "=" + v;
-      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.err;
+      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
       const auto& a = base["step_records"];
       const auto& b = r.result["step_records"];
       ASSERT_EQ(a.size(), b.size()) << label;
@@ -89,11 +64,7 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
         EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
         EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
       } else {
-        for (size_t i = 0; i < a.size(); ++i) {
-          const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-          EXPECT_TRUE(std::isfinite(lb)) << label;
-          EXPECT_NEAR(lb / la, 1.0, 2e-2) << label << " step " << i;  // bf16 autocast rounding
-        }
+        gpu_test::expect_close_losses(base, r.result, label);  // bf16 autocast rounding
         EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"]) << label;
       }
     }
@@ -119,7 +90,8 @@ TEST(GpuLmIdentity, CudaGraphsBitwiseOnUncheckpointedBlocks) {
       const auto plain = run_lm(workload, env);
       const auto graphed = run_lm(workload, graphs);
       gpu_test::expect_bitwise_runs(plain, graphed, label);
-      EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured lm.3"), std::string::npos) << label << ": " << graphed.err;
+      EXPECT_NE(graphed.stderr_text.find("CUDA_GRAPHS captured lm.3"), std::string::npos)
+          << label << ": " << graphed.stderr_text;
     }
   }
 }
@@ -127,31 +99,14 @@ TEST(GpuLmIdentity, CudaGraphsBitwiseOnUncheckpointedBlocks) {
 // The SDPA backends are capturable (no host sync inside a block): each runs graphed and
 // stays close to the same backend without graphs (their backward is not deterministic).
 TEST(GpuLmIdentity, CudaGraphsCaptureEverySdpaBackend) {
-  for (const char* backend : {"efficient", "flash", "cudnn"}) {
-    const std::map<std::string, std::string> env{{"SG_CKPT_LAYERS", "0"}, {"SG_ATTN_BACKEND", backend}};
-    auto graphs = env;
-    graphs["SG_CUDA_GRAPHS"] = "1";
-    const auto plain = run_lm("lm", env);
-    const auto graphed = run_lm("lm", graphs);
-    ASSERT_EQ(plain.exit_code, 0) << backend << ": " << plain.err;
-    ASSERT_EQ(graphed.exit_code, 0) << backend << ": " << graphed.err;
-    EXPECT_NE(graphed.err.find("CUDA_GRAPHS captured lm.0"), std::string::npos) << backend << ": " << graphed.err;
-    const auto& a = plain.result["step_records"];
-    const auto& b = graphed.result["step_records"];
-    ASSERT_EQ(a.size(), b.size()) << backend;
-    for (size_t i = 0; i < a.size(); ++i) {
-      const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-      EXPECT_TRUE(std::isfinite(lb)) << backend;
-      EXPECT_NEAR(lb / la, 1.0, 2e-2) << backend << " step " << i;
-    }
-  }
+  gpu_test::expect_every_sdpa_backend_graphs([](const gpu_test::Env& env) { return run_lm("lm", env); }, "lm.0");
 }
 
 TEST(GpuLmIdentity, OsftRunsAndRepeats) {
   const auto a = run_lm("lm_osft", {});
-  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
   const auto b = run_lm("lm_osft", {});
-  ASSERT_EQ(b.exit_code, 0) << b.err;
+  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
   EXPECT_EQ(a.result["param_digest"], b.result["param_digest"]);
 }
 

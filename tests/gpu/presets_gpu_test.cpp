@@ -2,26 +2,16 @@
 // switch of presets/fast.env and presets/fast_80gb.env (including the CUDA-only ones the
 // CPU test CommittedPresets.EverySwitchIsReadByTheTrainer cannot resolve) and trains
 // wam `small` with them: exit 0, and the result's resolved switches hold the preset's values.
+#include "trainer/trainer_harness.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(GpuPresets, CommittedPresetsRunOnTheGpu) {
   const std::filesystem::path dir = std::filesystem::path(SPEEDGATE_SOURCE_DIR) / "presets";
@@ -30,13 +20,13 @@ TEST(GpuPresets, CommittedPresetsRunOnTheGpu) {
     const std::string preset = (dir / name).string();
     if (!std::filesystem::exists(preset)) continue;
     SCOPED_TRACE(preset);
-    const std::string tag = "/tmp/sg_gpu_preset_" + std::to_string(::getpid()) + "_" + name;
-    const std::string cmd = std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train run --workload wam --size small" +
-                            " --steps 2 --seed 0 --micro-batch 2 --grad-accum 1 --warmup-steps 1 --eval-batches 0" +
-                            " --preset " + preset + " --result " + tag + ".json 2>" + tag + ".err";
-    const int status = std::system(cmd.c_str());
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(tag + ".err");
-    const auto result = nlohmann::json::parse(slurp(tag + ".json"));
+    const auto run = sg::trainer::testing::run_trainer(
+        "run --workload wam --size small --steps 2 --seed 0 --micro-batch 2 --grad-accum 1 --warmup-steps 1"
+        " --eval-batches 0 --preset " +
+        preset);
+    ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+    ASSERT_TRUE(run.result.is_object()) << "no result file";
+    const auto& result = run.result;
     std::ifstream in(preset);
     std::string line;
     while (std::getline(in, line)) {
