@@ -7,6 +7,9 @@
 #
 #   benchmarks/wam_switches.sh [BIN] [STEPS] [MICRO_BATCH]
 # Repeats: each configuration runs REPEATS times interleaved (ABAB...), median reported.
+# env: ONLY="NAME ..." times only those switches alone (plus the default), EXTRA="SG_A=1
+# SG_B=2;SG_C=1" adds configurations (';'-separated), ALL_TOGETHER=0 leaves out "all together",
+# THREADS (host threads per run, default 8), OUT (a folder that gets a copy of the table).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,10 +45,19 @@ ALL=$(jq -r "$PICK"'
    | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
   + [.switches[] | select(.available and .name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
 
-CONFIGS=("" "${SINGLE[@]}" "$ALL")
+if [ -n "${ONLY:-}" ]; then
+  KEEP=()
+  for c in "${SINGLE[@]}"; do
+    for name in $ONLY; do [[ ${c##* } == SG_$name=* ]] && KEEP+=("$c"); done  # the switch is last, after its requires
+  done
+  SINGLE=("${KEEP[@]}")
+fi
+CONFIGS=("" "${SINGLE[@]}")
+if [ -n "${EXTRA:-}" ]; then IFS=';' read -r -a MORE <<<"$EXTRA"; CONFIGS+=("${MORE[@]}"); fi
+[ "${ALL_TOGETHER:-1}" = 1 ] && CONFIGS+=("$ALL")
 run_one() {  # $1 = env string, $2 = result path
   env $1 "$BIN" run --workload wam --size "$SIZE" --steps "$STEPS" --seed 0 --micro-batch "$MICRO" \
-    --grad-accum 1 --warmup-steps 3 --eval-batches 1 --result "$2" >/dev/null 2>"$2.err" || true
+    --grad-accum 1 --warmup-steps 3 --eval-batches 1 --threads "${THREADS:-8}" --result "$2" >/dev/null 2>"$2.err" || true
 }
 for r in $(seq 1 "$REPEATS"); do
   for i in "${!CONFIGS[@]}"; do
@@ -82,4 +94,5 @@ for i in "${!CONFIGS[@]}"; do
     "$ALLOC" "$RES" >>"$TABLE"
 done
 cat "$TABLE"
+[ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$TABLE" "$OUT/"
 echo "table written to $TABLE; raw results in $WORK" >&2
