@@ -5,7 +5,9 @@
 # limited to 10 minutes, so the campaign runs in slices that resume on the same DB:
 #   benchmarks/h200_campaign.sh tune MINUTES   # run or resume for at most MINUTES
 #   benchmarks/h200_campaign.sh emit           # presets + report from the DB
-# env: BUILD_DIR (the CUDA build), DB (default .h200db/campaign.db), OUT (copies back).
+# env: BUILD_DIR (the CUDA build), DB (default .h200db/campaign.db), OUT (copies back),
+# PROBE_AT_TARGET=1 (probe memory at micro-batch 32 where it fits: docs/controller.md; a
+# campaign's options include it, so keep it the same across the slices of one campaign).
 # The DB must travel with each call (device: carry its folder): a device machine keeps
 # no ignored path that a call does not carry.
 # Trial design (see benchmarks/results/h200-campaign.md for why): measured at micro-batch 8
@@ -22,6 +24,7 @@ mkdir -p "$(dirname "$DB")" "$OUT"
 CAMPAIGN=(--workload wam --size base --micro-batch 8 --target-micro-batch 32 --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
   --repeats 1 --threads 8 --plan stack,screen,greedy --trial-timeout 300)
+[ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
 case ${1:-} in
   tune)
     [ -n "${2:-}" ] || { echo "h200_campaign: tune needs MINUTES" >&2; exit 2; }

@@ -25,6 +25,9 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--micro-batch", o.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
       ->check(CLI::PositiveNumber);
+  app->add_flag("--probe-at-target", o.probe_at_target,
+               "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection then "
+               "measures the target's activations; a probe that runs out of memory falls back to 2x)");
   app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--trainer", o.trainer, "trainer executable (default: speedgate-train next to speedgate)");
   app->add_option("--steps", o.steps, "full (confirmation) step budget")->check(CLI::PositiveNumber)->capture_default_str();

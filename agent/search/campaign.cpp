@@ -30,6 +30,7 @@ json CampaignOptions::to_json() const {
   // options (and so resume) they had before executors existed. The executor itself
   // does not change results and is not part of the options.
   if (trial_world_size != 1) j["trial_world_size"] = trial_world_size;
+  if (probe_at_target) j["probe_at_target"] = true;  // likewise: older campaigns resume
   return j;
 }
 

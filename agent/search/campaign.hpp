@@ -25,6 +25,9 @@ struct CampaignOptions {
   int grad_accum = 1;
   int steps = 8;               // full (confirmation) step budget
   int screen_steps = 0;        // 0 = max(3, steps / 2)
+  // The memory probe runs at the target micro-batch (when it is above the measured one)
+  // instead of twice the measured one; a probe that runs out of memory falls back to 2x.
+  bool probe_at_target = false;
   std::vector<int> seeds = {0, 1000, 2000};
   int threads = 2;
   int repeats = 3;             // ABAB pairs for speed

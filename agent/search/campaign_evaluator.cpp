@@ -81,6 +81,7 @@ CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, con
   int def = size ? size->default_micro_batch : 1;
   micro_batch_ = opt_.micro_batch > 0 ? opt_.micro_batch : def;
   target_micro_batch_ = opt_.target_micro_batch > 0 ? opt_.target_micro_batch : def;
+  probe_micro_batch_ = opt_.probe_at_target && target_micro_batch_ > micro_batch_ ? target_micro_batch_ : micro_batch_ * 2;
   executor_ = make_executor(opt_.executor, opt_.trial_world_size);
   runs_dir_ = opt_.executor.shared_dir.empty() ? opt_.runs_dir : opt_.executor.shared_dir;
 }
@@ -284,7 +285,7 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps) 
     const bool bitwise = deterministic && all_bitwise(c, manifest_);
     Verdict v = bitwise ? bitwise_equal(*done->result, base.s0)
                         : within_band(*done->result, base.s0, base.band, opt_.band_factor);
-    if (v.pass) probes.push_back({"memory_probe", c, opt_.seeds.front(), opt_.screen_steps, micro_batch_ * 2, 0, ""});
+    if (v.pass) probes.push_back({"memory_probe", c, opt_.seeds.front(), opt_.screen_steps, probe_micro_batch_, 0, ""});
   }
   run_batch(probes);
 }
@@ -335,15 +336,25 @@ const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps) {
 std::optional<Projection> CampaignEvaluator::project(const Config& c, const TrialResult& at_mb,
                                                      std::vector<std::int64_t>& ids, Run* failed_probe) {
   const int probe_steps = opt_.screen_steps;
-  Run probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, micro_batch_ * 2, 0);
+  int probe_mb = probe_micro_batch_;
+  Run probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
   ids.push_back(probe.trial_id);
+  if (!probe.result && probe.failure == Disposition::oom && probe_mb != micro_batch_ * 2) {
+    // The target does not fit this device unsharded (it may fit the target's sharded
+    // world): project from the line through the measured micro-batch and twice it.
+    spdlog::info("memory probe at the target micro-batch {} ran out of memory; probing at {}", probe_mb, micro_batch_ * 2);
+    probe_mb = micro_batch_ * 2;
+    probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
+    ids.push_back(probe.trial_id);
+  }
   if (!probe.result) {
     *failed_probe = probe;
+    failed_probe->reason = "memory probe at micro-batch " + std::to_string(probe_mb) + ": " + probe.reason;
     return std::nullopt;
   }
   ProjectionInputs in;
   in.points = {{micro_batch_, at_mb.peak_allocated_max(), at_mb.peak_reserved_max(), at_mb.phase_peak_allocated},
-               {micro_batch_ * 2, probe.result->peak_allocated_max(), probe.result->peak_reserved_max(),
+               {probe_mb, probe.result->peak_allocated_max(), probe.result->peak_reserved_max(),
                 probe.result->phase_peak_allocated}};
   in.breakdown = at_mb.breakdown;
   if (probe.result->device != "cpu") {
@@ -444,7 +455,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   auto p = project(config, *cand.result, e.trial_ids, &probe);
   if (!p) {
     e.disposition = probe.failure.value_or(Disposition::crash);
-    e.reason = "memory probe at micro-batch " + std::to_string(micro_batch_ * 2) + ": " + probe.reason;
+    e.reason = probe.reason;
     return finish(e);
   }
   e.projected_peak_bytes = p->peak_bytes;

@@ -80,7 +80,9 @@ class CampaignEvaluator : public Evaluator {
   bool budget_left(int more) const;
   const Baseline& baseline(int steps);
   // Projects the peak for `c` from its run at the measured micro-batch plus a probe
-  // at twice that; stores the projection. nullopt + failure when the probe failed.
+  // at twice that (--probe-at-target: at the target, and at twice the measured one when
+  // the target runs out of memory); stores the projection. nullopt + failure when the
+  // probe failed.
   std::optional<Projection> project(const Config& c, const TrialResult& at_mb, std::vector<std::int64_t>& ids,
                                     Run* failed_probe);
   void check_budget() const;
@@ -92,6 +94,7 @@ class CampaignEvaluator : public Evaluator {
   const Manifest& manifest_;
   CampaignOptions opt_;
   int micro_batch_ = 1, target_micro_batch_ = 1;
+  int probe_micro_batch_ = 2;  // the target with --probe-at-target, else 2 x micro_batch_
   std::map<int, Baseline> baselines_;
   std::optional<bool> deterministic_;
   double baseline_projected_ = 0;

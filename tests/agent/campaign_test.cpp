@@ -351,6 +351,45 @@ TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
   std::filesystem::remove_all(dir);
 }
 
+// --probe-at-target: the memory probe runs at the target micro-batch where it fits the
+// device, and falls back to twice the measured micro-batch where it runs out of memory.
+// The fake device holds 60 GiB: the default at 32 needs 86.5 GiB, CKPT_LAYERS=2 54.5 GiB.
+TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("probe_target");
+  test::ScopedEnv small("FAKE_MANIFEST", "small");
+  test::ScopedEnv device("FAKE_DEVICE_GIB", "60");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"screen"};
+  o.probe_at_target = true;
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::string, std::vector<int>> probes;  // config -> probed micro-batches
+  for (const auto& t : s.trials(cid)) {
+    if (t.purpose == "memory_probe") probes[t.config_key].push_back(t.micro_batch);
+  }
+  EXPECT_EQ(probes[""], (std::vector<int>{32, 4})) << "the default does not fit at 32: probed again at 4";
+  EXPECT_EQ(probes["CKPT_LAYERS=2"], (std::vector<int>{32})) << "CKPT_LAYERS=2 fits at 32";
+  auto points = [&](const std::string& key) {
+    std::vector<int> mbs;
+    const auto rows = s.projections(cid, key);  // alive while its JSON is iterated
+    for (const auto& pt : rows.at(0).inputs.at("points")) mbs.push_back(pt.at("micro_batch").get<int>());
+    return mbs;
+  };
+  EXPECT_EQ(points(""), (std::vector<int>{2, 4}));
+  EXPECT_EQ(points("CKPT_LAYERS=2"), (std::vector<int>{2, 32}));
+  // Measured at the target: the stored error compares the projection with that run.
+  const auto row = s.projections(cid, "CKPT_LAYERS=2").at(0);
+  ASSERT_TRUE(row.relative_error.has_value());
+  EXPECT_NEAR(*row.relative_error, 0.0, 1e-9);
+  for (const auto& e : s.evaluations(cid)) {
+    if (e.config_key == "CKPT_LAYERS=2" || e.config_key.empty()) EXPECT_NE(e.disposition, Disposition::oom) << e.config_key;
+  }
+  // Part of the campaign's options (and so of resume); absent when off.
+  EXPECT_EQ(s.campaign(cid)->options.value("probe_at_target", false), true);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Campaign, ResumeWithoutAnyCampaignIsAUsageError) {
   std::string dir = test::make_temp_dir("noresume");
   CampaignOptions o = fake_options(dir);

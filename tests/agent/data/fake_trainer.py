@@ -13,6 +13,8 @@ Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
 hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
 big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
 FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ;
+FAKE_DEVICE_GIB=N: a run whose peak exceeds N GiB ends out of memory (exit 3), as on a
+device with N GiB;
 FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH;
 FAKE_FAULT_IF=SWITCH=VALUE:FAULT[,...] injects FAULT only into runs with that switch
 value (a campaign whose baseline is healthy meets the fault mid-search).
@@ -241,6 +243,11 @@ def run(argv):
     act = int(2.5 * GiB * mb * ACT_FACTOR.get(cfg.get("CKPT_LAYERS", "-1"), 1.0))
     bd = {"parameters": 1 * GiB, "gradients": 1 * GiB, "optimizer": 2 * GiB, "frozen": 2 * GiB, "activations": act}
     peak = sum(bd.values()) + GiB // 2
+    device_gib = os.environ.get("FAKE_DEVICE_GIB")
+    if device_gib and peak > float(device_gib) * GiB:
+        sys.stderr.write("RuntimeError: CUDA out of memory (peak %.1f GiB > %s GiB)\n" % (peak / GiB, device_gib))
+        atomic_write(result, json.dumps({"protocol": 1, "status": "oom", "error": "CUDA out of memory"}))
+        sys.exit(3)
     ev = f32(loss - 0.01)
     out = {"protocol": 1, "status": "ok", "error": "", "workload": a["--workload"], "size": a["--size"],
            "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": 1,
