@@ -11,14 +11,14 @@
 #  - scaling 1 -> 2 -> N GPUs for each configuration (samples/s / (k x 1-GPU samples/s)).
 #   benchmarks/h200x8.sh   (env: BUILD_DIR, SIZES="base wam5b", MICRO=32, STEPS=5,
 #   ROUNDS=2, THREADS=8, DB_base=benchmarks/results/h200-campaign.db CAMPAIGN_base=1,
-#   DB_wam5b=... CAMPAIGN_wam5b=..., OUT)
+#   DB_wam5b=benchmarks/results/h200-wam5b.db CAMPAIGN_wam5b=1, OUT)
 # A size without a DB is still measured; its projection column says "no campaign DB".
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BUILD_DIR:-$ROOT/build}/bin
 SIZES=${SIZES:-base wam5b} MICRO=${MICRO:-32} STEPS=${STEPS:-5} ROUNDS=${ROUNDS:-2} THREADS=${THREADS:-8}
 DB_base=${DB_base:-$ROOT/benchmarks/results/h200-campaign.db} CAMPAIGN_base=${CAMPAIGN_base:-1}
-DB_wam5b=${DB_wam5b:-} CAMPAIGN_wam5b=${CAMPAIGN_wam5b:-1}
+DB_wam5b=${DB_wam5b:-$ROOT/benchmarks/results/h200-wam5b.db} CAMPAIGN_wam5b=${CAMPAIGN_wam5b:-1}
 OUT=${OUT:-/tmp/speedgate-out}
 . "$ROOT/benchmarks/lib/ranks.sh"
 command -v jq >/dev/null || { echo "h200x8: needs jq" >&2; exit 2; }
@@ -53,6 +53,8 @@ for SIZE in $SIZES; do
   echo
   echo "| round | configuration | status | samples/s | vs default | peak alloc GiB per rank | peak reserved GiB (max) | projected GiB | error |"
   echo "|---|---|---|---|---|---|---|---|---|"
+  declare -A PROJ=()  # one projection per configuration, the same in every round
+  for cfg in "${CONFIGS[@]}"; do PROJ[$cfg]=$(projection "$SIZE" "$cfg"); done
   for r in $(seq 1 "$ROUNDS"); do
     base=0
     for cfg in "${CONFIGS[@]}"; do
@@ -67,7 +69,7 @@ for SIZE in $SIZES; do
       [ "$cfg" = default ] && base=$sps
       vs=$(awk -v a="$sps" -v b="$base" 'BEGIN{ if (a>0 && b>0) printf "%.3fx", a/b; else print "-" }')
       per_rank=$(field "$res" '[.memory.peak_allocated_bytes[]? / 1073741824 * 100 | round / 100] | join(", ")')
-      proj=$(projection "$SIZE" "$cfg")
+      proj=${PROJ[$cfg]}
       # The stored "measured" side is allocated + fragmentation: compare with the reserved peak.
       meas=$(field "$res" '(.memory.peak_reserved_bytes // [0] | max)')
       pj=$(awk -v p="${proj:-0}" 'BEGIN{ if (p>0) printf "%.2f", p/1073741824; else print "no campaign DB" }')
