@@ -61,6 +61,7 @@ nlohmann::json build_manifest() {
                      {"available", s.unavailable_reason.empty()},
                      {"unavailable_reason", s.unavailable_reason},
                      {"doc", s.doc}};
+    if (s.min_world_size > 1) j["min_world_size"] = s.min_world_size;
     if (s.type == SwitchType::kInt) {
       j["min"] = s.min;
       j["max"] = s.max;

@@ -121,6 +121,8 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
   s.deterministic = opt_bool(o, "deterministic", true, where);
   s.workloads = string_list(o, "workloads", where, false);
   if (o.contains("workloads") && s.workloads.empty()) bad(where + ".workloads", "empty (omit the field for every workload)");
+  s.min_world_size = opt_int(o, "min_world_size", 1, where);
+  if (s.min_world_size < 1) bad(where + ".min_world_size", "must be >= 1");
   if (s.type == "bool") {
     if (s.values != std::vector<std::string>{"0", "1"}) bad(where + ".values", "a bool switch has values [\"0\",\"1\"]");
   }
@@ -200,6 +202,19 @@ Manifest Manifest::for_workload(const std::string& workload) const {
   for (const auto& f : kernel_families) {
     const SwitchSpec* s = find_switch(f.switch_name);
     if (s == nullptr || s->applies_to(workload)) m.kernel_families.push_back(f);
+  }
+  return m;
+}
+
+Manifest Manifest::for_world_size(int world_size) const {
+  Manifest m = *this;
+  m.switches.clear();
+  for (const auto& s : switches) {
+    if (s.min_world_size <= world_size) m.switches.push_back(s);
+  }
+  m.kernel_families.clear();
+  for (const auto& f : kernel_families) {
+    if (m.find_switch(f.switch_name) != nullptr || find_switch(f.switch_name) == nullptr) m.kernel_families.push_back(f);
   }
   return m;
 }

@@ -30,6 +30,9 @@ struct SwitchSpec {
   // Workloads whose training reads this switch (protocol §1, optional field); empty
   // (field absent) means every workload.
   std::vector<std::string> workloads;
+  // Data-parallel ranks below which the switch does nothing (protocol §1, optional
+  // field, default 1): a campaign whose trials run on fewer ranks does not search it.
+  int min_world_size = 1;
 
   bool applies_to(const std::string& workload) const;
   bool bitwise() const { return identity == "bitwise" && deterministic; }
@@ -73,6 +76,8 @@ struct Manifest {
   // The search space of a campaign on `workload`: a copy without the switches (and the
   // kernel families of switches) that do not apply to it; raw is kept whole.
   Manifest for_workload(const std::string& workload) const;
+  // Likewise without the switches that do nothing on `world_size` ranks (min_world_size).
+  Manifest for_world_size(int world_size) const;
 };
 
 // Throws UsageError("manifest: switches[3].type: ...") on any violation.

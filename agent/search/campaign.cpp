@@ -62,7 +62,8 @@ void CampaignOptions::validate() const {
 
 std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
   // Only the switches that apply to this campaign's workload are searched (protocol §1).
-  const Manifest manifest = full_manifest.for_workload(in.workload);
+  // Nor those that do nothing at the trials' world size (protocol §1, min_world_size).
+  const Manifest manifest = full_manifest.for_workload(in.workload).for_world_size(in.trial_world_size);
   CampaignOptions opt = in;
   if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
   if (opt.plan.empty()) opt.plan = default_plan();

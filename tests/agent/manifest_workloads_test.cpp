@@ -64,5 +64,39 @@ TEST(ManifestWorkloads, UnknownOrEmptyWorkloadListIsRejected) {
   EXPECT_THROW(parse_manifest(j), UsageError);
 }
 
+// Per-switch "min_world_size" (protocol §1): a switch that does nothing on fewer ranks
+// (data-parallel communication, ZeRO) is not searched by a campaign of smaller trials.
+
+TEST(ManifestWorldSize, AbsentMeansOneAndSmallerTrialsDoNotSearchTheSwitch) {
+  auto j = two_workload_manifest();
+  for (auto& s : j["switches"]) {
+    if (s["name"] == "A") s["min_world_size"] = 2;
+  }
+  const Manifest m = parse_manifest(j);
+  EXPECT_EQ(m.find_switch("A")->min_world_size, 2);
+  EXPECT_EQ(m.find_switch("B")->min_world_size, 1) << "no field: any world size";
+  const Manifest one = m.for_world_size(1);
+  EXPECT_EQ(one.find_switch("A"), nullptr);
+  EXPECT_NE(one.find_switch("B"), nullptr);
+  EXPECT_TRUE(one.kernel_families.empty()) << "ROPE's switch A is not searched, nor its variants";
+  EXPECT_EQ(one.raw, m.raw) << "the stored manifest stays whole";
+  const Manifest two = m.for_world_size(2);
+  EXPECT_NE(two.find_switch("A"), nullptr);
+  EXPECT_EQ(two.kernel_families.size(), 1u);
+}
+
+TEST(ManifestWorldSize, ZeroOrNonIntegerIsRejected) {
+  for (const nlohmann::json bad : {nlohmann::json(0), nlohmann::json("2"), nlohmann::json(1.5)}) {
+    auto j = two_workload_manifest();
+    j["switches"][0]["min_world_size"] = bad;
+    try {
+      parse_manifest(j);
+      FAIL() << "accepted min_world_size " << bad.dump();
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("min_world_size"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sg::agent

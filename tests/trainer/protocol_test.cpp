@@ -55,6 +55,20 @@ TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
   EXPECT_EQ(m.at("kernel_families").size(), 4u);
 }
 
+// The data-parallel switches do nothing on one rank: the manifest says so
+// (min_world_size, protocol §1) and a one-rank campaign does not search them.
+TEST(Protocol, DataParallelSwitchesDeclareTheirMinimumWorldSize) {
+  for (const auto& s : describe().at("switches")) {
+    const std::string name = s.at("name");
+    const bool dp = name == "OVERLAP_COMM" || name == "BUCKET_MB" || name == "ZERO1";
+    if (dp) {
+      EXPECT_EQ(s.value("min_world_size", 1), 2) << name;
+    } else {
+      EXPECT_FALSE(s.contains("min_world_size")) << name << ": does it really do nothing on one rank?";
+    }
+  }
+}
+
 TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
   const std::string doc = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/docs/switches.md");
   ASSERT_FALSE(doc.empty());

@@ -250,6 +250,9 @@ std::vector<SwitchSpec> build_table() {
                    "them). Per-parameter math unchanged, so bitwise; optimizer memory / world size. No effect "
                    "at world size 1.",
                    to(&Switches::zero1)));
+  for (auto& s : t) {
+    if (s.name == "OVERLAP_COMM" || s.name == "BUCKET_MB" || s.name == "ZERO1") s.min_world_size = 2;
+  }
   return t;
 }
 

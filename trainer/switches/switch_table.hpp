@@ -31,6 +31,9 @@ struct SwitchSpec {
   // Workloads whose code reads this switch; a non-default value for any other workload
   // is refused (exit 2). The table's helpers default to {"wam"}.
   std::vector<std::string> workloads;
+  // Fewer data-parallel ranks than this and the switch does nothing (the DDP switches: 2);
+  // a controller measuring on fewer ranks does not search it.
+  int min_world_size = 1;
   // Empty when this build can run the switch; otherwise why not.
   std::string unavailable_reason;
   // Stores a validated value into Switches.
