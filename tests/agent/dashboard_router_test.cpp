@@ -108,7 +108,7 @@ TEST_F(DashboardRouterTest, SeriesIsColumnarWithOneEntryPerTrial) {
   }
   for (int i = 0; i < 30; ++i) EXPECT_EQ(s.at("index")[i].get<int>(), i + 1);
   EXPECT_EQ(body.at("trials").get<int>(), 30);
-  EXPECT_EQ(body.at("max_points").get<int>(), 1000);
+  EXPECT_EQ(body.at("max_points").get<int>(), 500);
   for (const char* chart : {"speedup", "throughput", "frontier", "memory"}) {
     EXPECT_EQ(body.at("totals").at(chart).get<int>(), 30) << chart;
   }

@@ -1,7 +1,7 @@
 // speedgate dashboard: reads /api/v1/* and draws Chart.js charts and the trial table.
 // Every value from the DB is inserted as text (textContent), never as HTML.
 // Scale: the charts read one columnar series per campaign, which the server samples to
-// at most 1,000 trials (every disposition, the frontier and the presets' trials kept;
+// at most 500 trials (every disposition, the frontier and the presets' trials kept;
 // docs/dashboard.md) and sends with what they stand for (per-chart totals, every
 // disposition's count); a sampled chart's caption says so. The table is paged and
 // filtered by the server.
