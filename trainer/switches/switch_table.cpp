@@ -86,6 +86,11 @@ SwitchSpec for_workloads(std::vector<std::string> workloads, SwitchSpec s) {
   s.workloads = std::move(workloads);
   return s;
 }
+// A data-parallel switch: it does nothing on fewer than two ranks.
+SwitchSpec data_parallel(SwitchSpec s) {
+  s.min_world_size = 2;
+  return s;
+}
 const std::vector<std::string> kAllWorkloads = {"wam", "lm", "lm_osft"};
 const std::vector<std::string> kLmWorkloads = {"lm", "lm_osft"};
 
@@ -232,27 +237,24 @@ std::vector<SwitchSpec> build_table() {
                                  "GPU's NUMA node (the PCI device's local_cpulist) before any worker starts.",
                                  to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node"))));
   // ---- distributed data parallel (WORLD_SIZE > 1; no-ops on one rank) ----
-  t.push_back(flag("OVERLAP_COMM", I::kBitwise, E::kSchedule, {},
+  t.push_back(data_parallel(flag("OVERLAP_COMM", I::kBitwise, E::kSchedule, {},
                    "Start each gradient bucket's all-reduce as soon as its gradients are ready during the "
                    "last micro-batch's backward (post hooks on the gradient accumulators; NCCL's own stream, "
                    "Gloo's worker threads) instead of after backward. Same flat buckets reduced the same way, "
                    "so bitwise. No effect at world size 1.",
-                   to(&Switches::overlap_comm)));
-  t.push_back(integer("BUCKET_MB", 0, 1024, {"0", "4", "25", "100"}, "25", I::kTolerance, E::kSchedule, {},
+                   to(&Switches::overlap_comm))));
+  t.push_back(data_parallel(integer("BUCKET_MB", 0, 1024, {"0", "4", "25", "100"}, "25", I::kTolerance, E::kSchedule, {},
                       "Gradient all-reduce bucket size in MiB (parameters in reverse registration order packed "
                       "into buckets of at most this size; 0: one bucket per parameter). Bitwise at 2 ranks (every element is one sum of two "
                       "operands); with more ranks the collective's chunking, and so the summation order of an "
                       "element, can depend on the bucket, hence tolerance. No effect at world size 1.",
-                      to(&Switches::bucket_mb)));
-  t.push_back(flag("ZERO1", I::kBitwise, E::kMemory, {},
+                      to(&Switches::bucket_mb))));
+  t.push_back(data_parallel(flag("ZERO1", I::kBitwise, E::kMemory, {},
                    "ZeRO stage 1: AdamW state sharded across ranks (each keeps exp_avg/exp_avg_sq for a "
                    "contiguous run of parameters, updates only those with LibTorch's AdamW and broadcasts "
                    "them). Per-parameter math unchanged, so bitwise; optimizer memory / world size. No effect "
                    "at world size 1.",
-                   to(&Switches::zero1)));
-  for (auto& s : t) {
-    if (s.name == "OVERLAP_COMM" || s.name == "BUCKET_MB" || s.name == "ZERO1") s.min_world_size = 2;
-  }
+                   to(&Switches::zero1))));
   return t;
 }
 
