@@ -192,31 +192,26 @@ const SizeSpec* Manifest::find_size(const std::string& workload, const std::stri
   return nullptr;
 }
 
-Manifest Manifest::for_workload(const std::string& workload) const {
+Manifest Manifest::keep_switches(const std::function<bool(const SwitchSpec&)>& keep) const {
   Manifest m = *this;
   m.switches.clear();
   for (const auto& s : switches) {
-    if (s.applies_to(workload)) m.switches.push_back(s);
+    if (keep(s)) m.switches.push_back(s);
   }
   m.kernel_families.clear();
   for (const auto& f : kernel_families) {
     const SwitchSpec* s = find_switch(f.switch_name);
-    if (s == nullptr || s->applies_to(workload)) m.kernel_families.push_back(f);
+    if (s == nullptr || keep(*s)) m.kernel_families.push_back(f);
   }
   return m;
 }
 
+Manifest Manifest::for_workload(const std::string& workload) const {
+  return keep_switches([&](const SwitchSpec& s) { return s.applies_to(workload); });
+}
+
 Manifest Manifest::for_world_size(int world_size) const {
-  Manifest m = *this;
-  m.switches.clear();
-  for (const auto& s : switches) {
-    if (s.min_world_size <= world_size) m.switches.push_back(s);
-  }
-  m.kernel_families.clear();
-  for (const auto& f : kernel_families) {
-    if (m.find_switch(f.switch_name) != nullptr || find_switch(f.switch_name) == nullptr) m.kernel_families.push_back(f);
-  }
-  return m;
+  return keep_switches([&](const SwitchSpec& s) { return s.min_world_size <= world_size; });
 }
 
 Manifest parse_manifest(const json& j) {

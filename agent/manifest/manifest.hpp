@@ -3,6 +3,7 @@
 // the bad one; nothing in the agent knows a switch of its own.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +79,11 @@ struct Manifest {
   Manifest for_workload(const std::string& workload) const;
   // Likewise without the switches that do nothing on `world_size` ranks (min_world_size).
   Manifest for_world_size(int world_size) const;
+
+ private:
+  // A copy with the switches `keep` accepts and the kernel families of those switches
+  // (a family whose switch the manifest lacks is kept); raw is kept whole.
+  Manifest keep_switches(const std::function<bool(const SwitchSpec&)>& keep) const;
 };
 
 // Throws UsageError("manifest: switches[3].type: ...") on any violation.
