@@ -16,19 +16,20 @@ void PhasePeaks::reset(c10::Device device) {
   overall_ = memory_peaks(device);
 }
 
-void PhasePeaks::fold(c10::Device device) {
-  last_ = memory_peaks(device);
-  overall_.allocated = std::max(overall_.allocated, last_.allocated);
-  overall_.reserved = std::max(overall_.reserved, last_.reserved);
+MemoryPeaks PhasePeaks::fold(c10::Device device) {
+  const MemoryPeaks read = memory_peaks(device);
+  overall_.allocated = std::max(overall_.allocated, read.allocated);
+  overall_.reserved = std::max(overall_.reserved, read.reserved);
   reset_memory_peaks(device);
+  return read;
 }
 
 void PhasePeaks::begin(c10::Device device) { fold(device); }
 
 void PhasePeaks::end(const char* phase, c10::Device device) {
-  fold(device);
+  const int64_t allocated = fold(device).allocated;
   auto& peak = by_phase_[phase];
-  peak = std::max(peak, last_.allocated);
+  peak = std::max(peak, allocated);
 }
 
 MemoryPeaks PhasePeaks::overall(c10::Device device) {

@@ -35,9 +35,9 @@ class PhasePeaks {
   const std::map<std::string, int64_t>& allocated_by_phase() const { return by_phase_; }
 
  private:
-  void fold(c10::Device device);  // current device peaks into overall_, then reset them
+  // The device's peaks since the last fold, added to overall_; then resets them.
+  MemoryPeaks fold(c10::Device device);
   MemoryPeaks overall_;
-  MemoryPeaks last_;  // the device peaks read by the latest fold
   std::map<std::string, int64_t> by_phase_;
 };
 
