@@ -25,12 +25,6 @@ void expect_ok(const RanksRun& run) {
   EXPECT_EQ(run.result["rank_param_digests"][0], run.result["rank_param_digests"][1]);
 }
 
-// Bitwise the same training (expect_bitwise_equal: status, every step's bits, both
-// digests, eval loss bits), and every rank ends with the same parameters as in `a`.
-void expect_bitwise(const nlohmann::json& a, const nlohmann::json& b) {
-  expect_bitwise_equal(a, b);
-  EXPECT_EQ(a.at("rank_param_digests"), b.at("rank_param_digests"));
-}
 
 class DistributedNccl : public ::testing::Test {
  protected:
@@ -47,14 +41,14 @@ TEST_F(DistributedNccl, OverlapCommIsBitwise) {
   expect_ok(plain());
   const auto overlap = run_ranks(2, small_run(), {{"SG_BUCKET_MB", "4"}, {"SG_OVERLAP_COMM", "1"}});
   expect_ok(overlap);
-  expect_bitwise(plain().result, overlap.result);
+  expect_bitwise_ranks(plain().result, overlap.result);
 }
 
 TEST_F(DistributedNccl, Zero1IsBitwise) {
   expect_ok(plain());
   const auto zero = run_ranks(2, small_run(), {{"SG_BUCKET_MB", "4"}, {"SG_ZERO1", "1"}});
   expect_ok(zero);
-  expect_bitwise(plain().result, zero.result);
+  expect_bitwise_ranks(plain().result, zero.result);
   EXPECT_EQ(zero.result.at("zero_stage"), 1);
 }
 

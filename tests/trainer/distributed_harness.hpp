@@ -69,4 +69,12 @@ inline RanksRun run_ranks(int world, const std::string& args, const std::map<std
   return out;
 }
 
+// Two data-parallel runs are bitwise the same training (expect_bitwise_equal: status,
+// every step's bits, both digests, eval loss bits) and every rank ends with the same
+// parameters in both.
+inline void expect_bitwise_ranks(const nlohmann::json& a, const nlohmann::json& b) {
+  expect_bitwise_equal(a, b);
+  EXPECT_EQ(a.at("rank_param_digests"), b.at("rank_param_digests"));
+}
+
 }  // namespace sg::trainer::testing

@@ -58,18 +58,6 @@ void expect_ok(const RanksRun& run) {
   EXPECT_EQ(run.result.at("status"), "ok");
 }
 
-void expect_bitwise(const nlohmann::json& a, const nlohmann::json& b) {
-  ASSERT_EQ(a.at("step_records").size(), b.at("step_records").size());
-  for (size_t i = 0; i < a.at("step_records").size(); ++i) {
-    EXPECT_EQ(a["step_records"][i]["loss_bits"], b["step_records"][i]["loss_bits"]) << "step " << i;
-    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"]) << "step " << i;
-  }
-  EXPECT_EQ(a.at("eval_loss_bits"), b.at("eval_loss_bits"));
-  EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
-  EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));
-  EXPECT_EQ(a.at("rank_param_digests"), b.at("rank_param_digests"));
-}
-
 // The 2-rank run the bitwise tests compare against: one bucket per parameter (BUCKET_MB=0;
 // tiny's gradients are under 1 MiB, so any other size is a single bucket) and two
 // micro-batches, so overlap has many buckets to start during the second backward.
@@ -121,7 +109,7 @@ TEST(Distributed, OverlapCommIsBitwise) {
   const auto overlap =
       run_ranks(2, run_args(1, 0, /*accum=*/2), {{"SG_BUCKET_MB", "0"}, {"SG_OVERLAP_COMM", "1"}});
   expect_ok(overlap);
-  expect_bitwise(two_rank_default().result, overlap.result);
+  expect_bitwise_ranks(two_rank_default().result, overlap.result);
   // The overlap really happened: buckets started from backward hooks, none without.
   const auto& stats = overlap.result.at("extra").at("gradient_buckets");
   EXPECT_GT(stats.at("buckets").get<int>(), 1);
@@ -133,7 +121,7 @@ TEST(Distributed, Zero1IsBitwiseAndShardsOptimizerState) {
   expect_ok(two_rank_default());
   const auto zero = run_ranks(2, run_args(1, 0, 2), {{"SG_BUCKET_MB", "0"}, {"SG_ZERO1", "1"}});
   expect_ok(zero);
-  expect_bitwise(two_rank_default().result, zero.result);
+  expect_bitwise_ranks(two_rank_default().result, zero.result);
   EXPECT_EQ(zero.result.at("zero_stage"), 1);
   const auto optimizer_bytes = [](const nlohmann::json& r) {
     return r.at("memory").at("breakdown").at("optimizer").get<int64_t>();
@@ -145,7 +133,7 @@ TEST(Distributed, BucketSizeIsBitwiseAtTwoRanks) {
   expect_ok(two_rank_default());
   const auto big = run_ranks(2, run_args(1, 0, 2), {{"SG_BUCKET_MB", "25"}});
   expect_ok(big);
-  expect_bitwise(two_rank_default().result, big.result);
+  expect_bitwise_ranks(two_rank_default().result, big.result);
 }
 
 TEST(Distributed, DeadRankFailsTheOtherPromptly) {
