@@ -194,3 +194,23 @@ ALTER TABLE trials ADD COLUMN executor TEXT;
 ALTER TABLE trials ADD COLUMN slots TEXT;
 ALTER TABLE trials ADD COLUMN world_size INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE trials ADD COLUMN job_id TEXT;
+
+-- speedgate store, migration to schema version 4 (PRAGMA user_version = 4): kernel-level trials.
+-- One row per variant that a kernel trial (protocol §5, `kernel-trial`; its trials row has
+-- purpose 'kernel_timing') timed: the family, the parameter string ('plain' for the
+-- reference), the micro-batch of the shapes, forward and forward + backward time summed
+-- over the family's ops, and whether its outputs and input grads were bitwise the plain
+-- variant's. The `kernels` strategy ranks variants by fwdbwd_us.
+CREATE TABLE kernel_timings (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  family TEXT NOT NULL,
+  params TEXT NOT NULL,
+  micro_batch INTEGER NOT NULL,
+  fwd_us REAL NOT NULL,
+  fwdbwd_us REAL NOT NULL,
+  matches_plain INTEGER NOT NULL,
+  UNIQUE (trial_id, params)
+);
+CREATE INDEX kernel_timings_by_campaign ON kernel_timings(campaign_id, family);

@@ -3,10 +3,14 @@
 //   speedgate-train run --workload W --size S --steps N --seed S --micro-batch B
 //                       --grad-accum G --result PATH [--preset FILE] [--heartbeat PATH]
 //                       [--threads T] [--warmup-steps K] [--eval-batches E]
+//   speedgate-train kernel-trial --workload wam --size S --micro-batch B --family F
+//                       --result PATH [--variant PARAMS ...] [--repeats N] [--warmup K]
 // Exit codes: 0 ok, 2 usage/bad input, 3 out of memory, 4 non-finite loss, 1 crash.
 // Distributed runs (WORLD_SIZE > 1, torchrun's variables; docs/protocol.md "Distributed
 // runs"): every rank runs this; rank 0 alone writes the result file and the heartbeat.
+#include "trainer/cli_flags.hpp"
 #include "trainer/errors.hpp"
+#include "trainer/kernel_trial.hpp"
 #include "trainer/manifest.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/result/run_result.hpp"
@@ -35,6 +39,9 @@ constexpr const char* kUsage =
     "       speedgate-train run --workload wam|lm|lm_osft --size S --steps N --seed S\n"
     "                           --micro-batch B --grad-accum G --result PATH [--preset FILE]\n"
     "                           [--heartbeat PATH] [--threads T] [--warmup-steps K] [--eval-batches E]\n"
+    "       speedgate-train kernel-trial --workload wam --size S --micro-batch B --family F --result PATH\n"
+    "                           [--variant plain|PARAMS ...] [--repeats N] [--warmup K] [--threads T]\n"
+    "                           [--heartbeat PATH]   (times a kernel family's variants; docs/protocol.md)\n"
     "Sizes: wam tiny|small|base|wam5b; lm and lm_osft tiny|small|1b|3b (docs/workloads.md).\n"
     "Switches come from SG_* environment variables or --preset (see describe --json); a switch\n"
     "set to a non-default value must apply to the workload (its manifest 'workloads').\n"
@@ -42,33 +49,9 @@ constexpr const char* kUsage =
     "MASTER_PORT set as torchrun does (or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID under srun);\n"
     "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n";
 
-int64_t to_int(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return n;
-  } catch (const std::exception&) {
-    throw BadInputError("--" + flag + " needs an integer, got '" + v + "'");
-  }
-}
-
 RunOptions parse_run(const std::vector<std::string>& args) {
   std::map<std::string, std::string> flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) throw BadInputError("unexpected argument '" + a + "'");
-    std::string name = a.substr(2), value;
-    const auto eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      if (i + 1 >= args.size()) throw BadInputError("--" + name + " needs a value");
-      value = args[++i];
-    }
-    flags[name] = value;
-  }
+  for (auto& [name, value] : parse_flags(args)) flags[name] = value;  // the last one counts
   RunOptions o;
   for (const auto& [name, v] : flags) {
     if (name == "workload") o.workload = v;
@@ -164,6 +147,7 @@ int main(int argc, char** argv) {
       return kExitOk;
     }
     if (command == "run") return run_command(args);
+    if (command == "kernel-trial") return kernel_trial_command(args);
   } catch (const std::exception& e) {
     std::cerr << "speedgate-train: crash: " << e.what() << "\n";
     return kExitCrash;

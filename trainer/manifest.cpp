@@ -96,6 +96,8 @@ nlohmann::json build_manifest() {
                         {"variants", f.variants},
                         {"defaults", defaults},
                         {"available", f.available && reason.empty()},
+                        // `speedgate-train kernel-trial --family NAME` times its variants (§5)
+                        {"kernel_trial", true},
                         {"unavailable_reason", f.available ? reason : f.unavailable_reason}});
   }
   m["kernel_families"] = families;

@@ -271,6 +271,7 @@ Manifest parse_manifest(const json& j) {
       kf.switch_name = opt_string(f, "switch");
       kf.available = opt_bool(f, "available", false, where);
       kf.unavailable_reason = opt_string(f, "unavailable_reason");
+      kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);
       kf.constraints = string_list(f, "constraints", where, false);
       kf.variants = string_list(f, "variants", where, false);
       if (kf.env.rfind("SG_KERNEL_", 0) != 0) bad(where + ".env", "'" + kf.env + "' must start with SG_KERNEL_");

@@ -53,6 +53,7 @@ struct KernelFamily {
   std::vector<std::string> variants;  // variant names, the plain reference first
   bool available = false;
   std::string unavailable_reason;
+  bool kernel_trial = false;  // the trainer's `kernel-trial` times this family (protocol §5)
 };
 
 struct SizeSpec {

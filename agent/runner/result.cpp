@@ -9,47 +9,15 @@
 
 #include "agent/common/files.hpp"
 #include "agent/common/floats.hpp"
+#include "agent/common/json_fields.hpp"
 
 namespace sg::agent {
 namespace {
 
 using nlohmann::json;
 
-struct Invalid {
-  std::string why;
-};
-
-const json& field(const json& o, const char* key) {
-  if (!o.is_object() || !o.contains(key)) throw Invalid{std::string("missing field '") + key + "'"};
-  return o.at(key);
-}
-
-double number(const json& o, const char* key) {
-  const json& v = field(o, key);
-  if (!v.is_number()) throw Invalid{std::string("field '") + key + "' is not a number"};
-  return v.get<double>();
-}
-
-int integer(const json& o, const char* key) {
-  const json& v = field(o, key);
-  if (!v.is_number_integer()) throw Invalid{std::string("field '") + key + "' is not an integer"};
-  // Range-checked: a 2^40 must not wrap into a plausible seed or protocol number.
-  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
-                             : (v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)) {
-    throw Invalid{std::string("field '") + key + "' is out of range"};
-  }
-  return static_cast<int>(v.get<std::int64_t>());
-}
-
-int optional_integer(const json& o, const char* key, int def) {
-  return o.is_object() && o.contains(key) ? integer(o, key) : def;
-}
-
-std::string string(const json& o, const char* key) {
-  const json& v = field(o, key);
-  if (!v.is_string()) throw Invalid{std::string("field '") + key + "' is not a string"};
-  return v.get<std::string>();
-}
+using namespace json_fields;
+using Invalid = InvalidField;
 
 std::uint32_t bits(const json& o, const char* key) {
   auto b = parse_bits_hex(string(o, key));

@@ -283,7 +283,7 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
   }
   ResultParse parsed;
   const bool finished_normally = end.state == "COMPLETED" || end.state == "FAILED";
-  if (finished_normally && end.signal == 0) parsed = parse_result_file(out.result_path);
+  if (finished_normally && end.signal == 0) parsed = parse_trial_result(req, out.result_path);
   out.failure = decode_slurm_end(end, parsed, &out.process, &out.reason);
   if (world > 1 && out.failure && !end.cancelled_by_us && end.state != "TIMEOUT") {
     // srun's exit code is that of the peers it terminated (143); its error log names the

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agent/common/files.hpp"
+#include "agent/runner/kernel_trial_result.hpp"
 
 namespace sg::agent {
 
@@ -79,6 +80,22 @@ bool is_launch_variable(const std::string& name) {
 
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
                                       const std::string& heartbeat_path) {
+  if (req.kernel) {
+    std::vector<std::string> args = {"kernel-trial",
+                                     "--workload", req.workload,
+                                     "--size", req.size,
+                                     "--micro-batch", std::to_string(req.micro_batch),
+                                     "--family", req.kernel->family,
+                                     "--repeats", std::to_string(req.kernel->repeats),
+                                     "--threads", std::to_string(req.threads),
+                                     "--result", result_path,
+                                     "--heartbeat", heartbeat_path};
+    for (const auto& v : req.kernel->variants) {
+      args.push_back("--variant");
+      args.push_back(v);
+    }
+    return args;
+  }
   return {"run",
           "--workload", req.workload,
           "--size", req.size,
@@ -89,6 +106,10 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
           "--threads", std::to_string(req.threads),
           "--result", result_path,
           "--heartbeat", heartbeat_path};
+}
+
+ResultParse parse_trial_result(const TrialRequest& req, const std::string& path) {
+  return req.kernel ? parse_kernel_trial_file_as_result(path) : parse_result_file(path);
 }
 
 void decode_trial(TrialOutcome& out, const ResultParse& parsed) {
@@ -140,7 +161,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   out.process = g.members[static_cast<std::size_t>(std::max(0, g.failed_member))];
   ResultParse parsed;
   if (out.process.started && !out.process.deadline_hit && !out.process.signaled) {
-    parsed = parse_result_file(out.result_path);
+    parsed = parse_trial_result(req, out.result_path);
   }
   decode_trial(out, parsed);
   if (!out.failure) out.result = std::move(parsed.result);

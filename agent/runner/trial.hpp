@@ -16,6 +16,14 @@
 
 namespace sg::agent {
 
+// A kernel-level trial (protocol §5: `kernel-trial`) instead of a training run: times
+// these variants of one kernel family at the request's workload, size and micro-batch.
+struct KernelTrialSpec {
+  std::string family;
+  std::vector<std::string> variants;  // "plain" or parameter strings
+  int repeats = 31;
+};
+
 struct TrialRequest {
   std::string trainer;
   std::string workload, size;
@@ -36,6 +44,8 @@ struct TrialRequest {
   std::chrono::milliseconds grace{std::chrono::seconds(5)};
   // Called about once a second with the heartbeat file's content (may be empty).
   std::function<void(const std::string&)> on_heartbeat;
+  // Set: run `kernel-trial` (steps, seed, grad_accum and switch_env do not apply).
+  std::optional<KernelTrialSpec> kernel;
 };
 
 struct TrialOutcome {
@@ -64,6 +74,10 @@ std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRe
 // The trainer's argv after the executable (`run --workload ... --heartbeat PATH`).
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
                                       const std::string& heartbeat_path);
+
+// Parses the request's result file: a training run's (result.hpp) or a kernel trial's
+// header (kernel_trial_result.hpp).
+ResultParse parse_trial_result(const TrialRequest& req, const std::string& path);
 
 // Decodes a finished trial: exit/signal of the deciding rank and the result file.
 void decode_trial(TrialOutcome& out, const ResultParse& parsed);

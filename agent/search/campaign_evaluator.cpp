@@ -15,6 +15,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/floats.hpp"
 #include "agent/manifest/kernel_params.hpp"
+#include "agent/runner/kernel_trial_result.hpp"
 #include "agent/runner/trial.hpp"
 #include "agent/store/trial_launch.hpp"
 
@@ -24,8 +25,14 @@ using nlohmann::json;
 
 namespace {
 
+constexpr const char* kKernelTimingPurpose = "kernel_timing";
+// Kernel trials time each variant this many times (median) after warm-up.
+constexpr int kKernelTrialRepeats = 31;
+
 bool all_bitwise(const Config& c, const Manifest& m) {
   for (const auto& [k, v] : c) {
+    // A kernel variant is gated like its family's switch (also in the configuration).
+    if (find_kernel_family(m, k)) continue;
     const SwitchSpec* s = m.find_switch(k);
     if (!s || !s->bitwise()) return false;
   }
@@ -63,7 +70,7 @@ TrialFinish finish_from(const TrialOutcome& o, const std::string& dir) {
     f.eval_loss_bits = r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string();
     f.param_digest = r.param_digest;
     f.optimizer_digest = r.optimizer_digest;
-    f.breakdown = r.raw.at("memory").at("breakdown");
+    if (r.raw.contains("memory")) f.breakdown = r.raw.at("memory").at("breakdown");  // kernel trials have none
     for (const auto& s : r.step_records) {
       f.steps.push_back({s.step, s.loss, fmt::format("{:08x}", s.loss_bits), s.grad_norm,
                          fmt::format("{:08x}", s.grad_norm_bits), s.seconds});
@@ -112,7 +119,11 @@ void CampaignEvaluator::progress(const std::string& what) const {
 std::string CampaignEvaluator::key_of(const Plan& p) const {
   std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", p.purpose, config_key(p.config), p.seed, p.steps,
                                 p.micro_batch, opt_.grad_accum, opt_.threads, p.repeat, p.paired_with);
-  if (opt_.trial_world_size > 1) key += fmt::format("|w{}", opt_.trial_world_size);
+  if (opt_.trial_world_size > 1 && !p.kernel) key += fmt::format("|w{}", opt_.trial_world_size);
+  if (p.kernel) {
+    key += fmt::format("|k{}|rep{}", p.kernel->family, p.kernel->repeats);
+    for (const auto& v : p.kernel->variants) key += "|" + v;
+  }
   return key;
 }
 
@@ -122,7 +133,8 @@ std::optional<CampaignEvaluator::Run> CampaignEvaluator::stored(Store& store, co
   Run out;
   out.trial_id = row->id;
   if (row->run_ok) {
-    ResultParse p = parse_result_text(row->result_json);
+    ResultParse p = row->purpose == kKernelTimingPurpose ? parse_kernel_trial_as_result(row->result_json)
+                                                         : parse_result_text(row->result_json);
     if (p.result) {
       out.result = std::move(p.result);
       return out;
@@ -174,7 +186,7 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
   t.repeat = p.repeat;
   Run out;
   out.trial_id = store.claim_trial(t);
-  const int world = opt_.trial_world_size;
+  const int world = p.kernel ? 1 : opt_.trial_world_size;
   set_trial_launch(store, out.trial_id, executor_->name(), "", world, "");
 
   TrialRequest req;
@@ -187,8 +199,9 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
   req.grad_accum = opt_.grad_accum;
   req.threads = opt_.threads;
   req.world_size = world;
-  // Throughput is only comparable when nothing else shares the host.
-  req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand";
+  // Throughput (and a kernel's time) is only comparable when nothing else shares the host.
+  req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand" || p.kernel.has_value();
+  req.kernel = p.kernel;
   req.name = fmt::format("sg-c{}-t{}", campaign_id_, out.trial_id);
   req.switch_env = config_env(c, manifest_);
   req.dir = (std::filesystem::path(runs_dir_) / fmt::format("c{}", campaign_id_) / fmt::format("t{}", out.trial_id)).string();
@@ -264,6 +277,36 @@ void CampaignEvaluator::run_batch(const std::vector<Plan>& plans) {
     });
   }
   for (auto& w : workers) w.join();
+}
+
+std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::string& family,
+                                                                 const std::vector<std::string>& variants) {
+  Plan plan;
+  plan.purpose = kKernelTimingPurpose;
+  plan.micro_batch = target_micro_batch_;  // the shapes the presets are for
+  plan.kernel = KernelTrialSpec{family, variants, kKernelTrialRepeats};
+  const std::string key = key_of(plan);
+  std::optional<Run> done = stored(store_, key);
+  if (!done) {
+    check_budget();
+    ++trials_run_;
+    progress("kernel trial " + family);
+    done = execute(store_, plan, key);
+  }
+  if (done->failure || !done->result) {
+    spdlog::warn("kernel trial {} ({}): {}: {}", done->trial_id, family,
+                 done->failure ? to_string(*done->failure) : "no result", done->reason);
+    return std::nullopt;
+  }
+  KernelTrialParse k = parse_kernel_trial_text(done->result->raw.dump());
+  if (!k.result) return std::nullopt;  // parsed once already; cannot differ
+  std::vector<KernelTimingRow> rows;
+  for (const auto& v : k.result->variants) {
+    rows.push_back({0, campaign_id_, done->trial_id, family, v.params, k.result->micro_batch, v.fwd_us, v.fwdbwd_us,
+                    v.matches_plain});
+  }
+  store_.add_kernel_timings(rows);
+  return k.result;
 }
 
 void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps) {

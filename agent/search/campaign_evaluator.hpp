@@ -35,6 +35,10 @@ class CampaignEvaluator : public Evaluator {
 
   Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
   void prefetch(const std::vector<Config>& configs, int steps) override;
+  // Runs (or finds in the store) one `kernel-trial` at the target micro-batch, alone on
+  // the host, and records every variant's time in kernel_timings.
+  std::optional<KernelTrialResult> time_kernels(const std::string& family,
+                                                const std::vector<std::string>& variants) override;
 
   Executor& executor() { return *executor_; }
 
@@ -66,6 +70,7 @@ class CampaignEvaluator : public Evaluator {
     Config config;
     int seed = 0, steps = 0, micro_batch = 1, repeat = 0;
     std::string paired_with;
+    std::optional<KernelTrialSpec> kernel;  // a kernel trial (purpose kernel_timing)
   };
   std::string key_of(const Plan& p) const;
   Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,

@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include "agent/manifest/kernel_params.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {
@@ -84,6 +85,11 @@ void SearchContext::run_strategy(const std::string& name) {
 std::optional<Config> SearchContext::make_candidate(Config c) const {
   c = normalize(c, manifest);
   if (!close_requires(c, manifest)) return std::nullopt;
+  for (const auto& [kernel, params] : kernel_choice) {
+    const KernelFamily* f = find_kernel_family(manifest, kernel);
+    auto on = f ? c.find(f->switch_name) : c.end();
+    if (on != c.end() && !c.count(kernel)) c[kernel] = params;  // the switch is on (non-default)
+  }
   std::string err = validate_config(c, manifest);
   if (!err.empty()) {
     spdlog::debug("skipping {}: {}", config_label(c), err);

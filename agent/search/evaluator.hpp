@@ -4,12 +4,14 @@
 // (simulation mode, no trainer).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "agent/common/disposition.hpp"
 #include "agent/manifest/config.hpp"
+#include "agent/runner/kernel_trial_result.hpp"
 
 namespace sg::agent {
 
@@ -45,6 +47,13 @@ class Evaluator {
   // evaluator that can run trials side by side may run their independent trials now;
   // the verdicts evaluate() then gives must be the same as without the hint.
   virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/) {}
+  // A kernel-level trial (protocol §5): `variants` ("plain" or parameter strings) of one
+  // kernel family timed on its ops at the campaign's target shapes. nullopt when the
+  // trial failed or this evaluator has none. May throw BudgetExhausted.
+  virtual std::optional<KernelTrialResult> time_kernels(const std::string& /*family*/,
+                                                        const std::vector<std::string>& /*variants*/) {
+    return std::nullopt;
+  }
 };
 
 }  // namespace sg::agent

@@ -1,5 +1,7 @@
 #include "agent/search/replay.hpp"
 
+#include <algorithm>
+
 #include "agent/store/store.hpp"
 
 namespace sg::agent {
@@ -16,6 +18,19 @@ ReplayEvaluator::ReplayEvaluator(const nlohmann::json& table) {
     e.gate_class = row.value("gate_class", std::string("bitwise"));
     e.reason = row.value("reason", std::string("recorded"));
     table_[{config_key(e.config), e.steps}] = e;
+  }
+  if (table.contains("kernel_timings")) {
+    for (const auto& [family, rows] : table.at("kernel_timings").items()) {
+      for (const auto& row : rows) {
+        KernelVariantTiming t;
+        t.params = row.at("params").get<std::string>();
+        t.variant = t.plain() ? "plain_aten" : "fused";
+        t.fwdbwd_us = row.at("fwdbwd_us").get<double>();
+        t.fwd_us = row.value("fwd_us", t.fwdbwd_us / 3);
+        t.matches_plain = row.value("matches_plain", true);
+        kernel_timings_[family].push_back(t);
+      }
+    }
   }
 }
 
@@ -35,6 +50,29 @@ ReplayEvaluator ReplayEvaluator::from_store(Store& store, std::int64_t campaign_
     e.reason = row.reason;
     e.trial_ids = row.trial_ids;
     r.table_[{row.config_key, row.steps}] = e;
+  }
+  for (const auto& row : store.kernel_timings(campaign_id)) {
+    KernelVariantTiming t;
+    t.params = row.params;
+    t.variant = t.plain() ? "plain_aten" : "fused";
+    t.fwd_us = row.fwd_us;
+    t.fwdbwd_us = row.fwdbwd_us;
+    t.matches_plain = row.matches_plain;
+    r.kernel_timings_[row.family].push_back(t);
+  }
+  return r;
+}
+
+std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(const std::string& family,
+                                                               const std::vector<std::string>& variants) {
+  calls_.emplace_back("kernel-trial " + family, 0);
+  auto it = kernel_timings_.find(family);
+  if (it == kernel_timings_.end()) return std::nullopt;
+  KernelTrialResult r;
+  r.status = "ok";
+  r.family = family;
+  for (const auto& t : it->second) {
+    if (std::find(variants.begin(), variants.end(), t.params) != variants.end()) r.variants.push_back(t);
   }
   return r;
 }

@@ -1,8 +1,9 @@
 // Simulation mode: an Evaluator that answers from a recorded trial table instead
 // of running a trainer, so every strategy can be tested (and re-run) without a
 // GPU. A table is JSON {"entries": [{"config": {...}, "steps": N, "disposition":
-// ..., "speedup": x, "spread": s, "projected_peak_bytes": b}]} or the evaluations
-// of a stored campaign.
+// ..., "speedup": x, "spread": s, "projected_peak_bytes": b}], "kernel_timings":
+// {"ROPE": [{"params": "plain" | "threads=128", "fwdbwd_us": t, "matches_plain": true}]}}
+// ("kernel_timings" optional) or the evaluations and kernel timings of a stored campaign.
 #pragma once
 #include <map>
 #include <string>
@@ -23,6 +24,10 @@ class ReplayEvaluator : public Evaluator {
   static ReplayEvaluator from_store(Store& store, std::int64_t campaign_id);
 
   Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
+  // The recorded rows of the requested variants (those not recorded are left out);
+  // nullopt when the family has none.
+  std::optional<KernelTrialResult> time_kernels(const std::string& family,
+                                                const std::vector<std::string>& variants) override;
 
   // Every (config key, steps) asked for, in order.
   const std::vector<std::pair<std::string, int>>& calls() const { return calls_; }
@@ -32,6 +37,7 @@ class ReplayEvaluator : public Evaluator {
  private:
   ReplayEvaluator() = default;
   std::map<std::pair<std::string, int>, Evaluation> table_;
+  std::map<std::string, std::vector<KernelVariantTiming>> kernel_timings_;  // by family
   std::vector<std::pair<std::string, int>> calls_;
 };
 

@@ -52,11 +52,16 @@ class SearchContext {
   void offer_single(const std::string& switch_name, const Evaluation& e);
   // The best combination greedy found (empty = baseline).
   Config best_combination;
+  // Per kernel family (config name, "KERNEL_ROPE"): the variant the `kernels` strategy
+  // chose and verified. make_candidate adds it to every candidate that turns the
+  // family's switch on without naming a variant.
+  std::map<std::string, std::string> kernel_choice;
 
   // Runs a registered strategy by name on this context.
   void run_strategy(const std::string& name);
 
-  // Closes requires and validates; nullopt (and a debug log) when impossible.
+  // Closes requires, adds the chosen kernel variants (kernel_choice) and validates;
+  // nullopt (and a debug log) when impossible.
   std::optional<Config> make_candidate(Config c) const;
 
  private:

@@ -5,7 +5,7 @@
 
 namespace sg::agent {
 
-constexpr int kSchemaVersion = 3;  // 2: nightly runs (docs/nightly.md); 3: executors (docs/controller.md)
+constexpr int kSchemaVersion = 4;  // 2: nightly runs (docs/nightly.md); 3: executors; 4: kernel timings (docs/controller.md)
 
 struct Migration {
   int to_version;

@@ -693,6 +693,49 @@ void Store::add_kernel_trial(std::int64_t campaign_id, const std::string& family
   });
 }
 
+void Store::add_kernel_timings(const std::vector<KernelTimingRow>& rows) {
+  write([&] {
+    SQLite::Statement st(*db_,
+        "INSERT OR IGNORE INTO kernel_timings(campaign_id, trial_id, family, params, micro_batch, fwd_us, fwdbwd_us, "
+        "matches_plain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const auto& r : rows) {
+      st.reset();
+      st.bind(1, r.campaign_id);
+      st.bind(2, r.trial_id);
+      st.bind(3, r.family);
+      st.bind(4, r.params);
+      st.bind(5, r.micro_batch);
+      bind_real(st, 6, r.fwd_us);
+      bind_real(st, 7, r.fwdbwd_us);
+      st.bind(8, r.matches_plain ? 1 : 0);
+      st.exec();
+    }
+  });
+}
+
+std::vector<KernelTimingRow> Store::kernel_timings(std::int64_t campaign_id, const std::string& family) {
+  SQLite::Statement st(*db_,
+      "SELECT id, campaign_id, trial_id, family, params, micro_batch, fwd_us, fwdbwd_us, matches_plain "
+      "FROM kernel_timings WHERE campaign_id = ?1 AND (?2 = '' OR family = ?2) ORDER BY id");
+  st.bind(1, campaign_id);
+  st.bind(2, family);
+  std::vector<KernelTimingRow> out;
+  while (st.executeStep()) {
+    KernelTimingRow r;
+    r.id = st.getColumn(0).getInt64();
+    r.campaign_id = st.getColumn(1).getInt64();
+    r.trial_id = st.getColumn(2).getInt64();
+    r.family = st.getColumn(3).getString();
+    r.params = st.getColumn(4).getString();
+    r.micro_batch = st.getColumn(5).getInt();
+    r.fwd_us = column_real(st.getColumn(6));
+    r.fwdbwd_us = column_real(st.getColumn(7));
+    r.matches_plain = st.getColumn(8).getInt() != 0;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::int64_t Store::add_preset(const PresetRow& p) {
   std::int64_t id = 0;
   write([&] {

@@ -91,6 +91,15 @@ struct ProjectionRow {
   std::optional<double> measured_bytes, relative_error;
 };
 
+// One variant timed by a kernel trial (table kernel_timings, schema v4).
+struct KernelTimingRow {
+  std::int64_t id = 0, campaign_id = 0, trial_id = 0;
+  std::string family, params;  // params: "plain" or "threads=128,vec=2"
+  int micro_batch = 0;
+  double fwd_us = 0, fwdbwd_us = 0;
+  bool matches_plain = false;
+};
+
 struct PresetRow {
   std::int64_t campaign_id = 0;
   std::string name, path, config_key, fingerprint_hash, content;
@@ -150,6 +159,10 @@ class Store {
   std::vector<ProjectionRow> projections(std::int64_t campaign_id, const std::string& config_key);
   void add_kernel_trial(std::int64_t campaign_id, const std::string& family, const nlohmann::json& params,
                         std::int64_t evaluation_id);
+  // Idempotent per (trial, params): a resumed campaign may record a trial's rows again.
+  void add_kernel_timings(const std::vector<KernelTimingRow>& rows);
+  // A campaign's kernel timings, all families ("" ) or one, in insertion order.
+  std::vector<KernelTimingRow> kernel_timings(std::int64_t campaign_id, const std::string& family = "");
   std::int64_t add_preset(const PresetRow& p);
   // The newest emitted preset of that name (budget) in the campaign.
   std::optional<PresetRow> latest_preset(std::int64_t campaign_id, const std::string& name);

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/runner/describe.hpp"
@@ -387,6 +388,47 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   }
   // Part of the campaign's options (and so of resume); absent when off.
   EXPECT_EQ(s.campaign(cid)->options.value("probe_at_target", false), true);
+  std::filesystem::remove_all(dir);
+}
+
+// Plan kernels,stack: one kernel trial times ROPE's variants (recorded in kernel_timings),
+// the fastest (threads=128) changes the loss bits in training and fails the gate, the
+// next (threads=64) is verified, and the stack's combinations and the presets carry it.
+TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("kernel_trials");
+  test::ScopedEnv small("FAKE_MANIFEST", "small");
+  test::ScopedEnv kernels("FAKE_KERNELS", "1");
+  test::ScopedEnv drift("FAKE_KERNEL_DRIFT", "threads=128");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"kernels", "stack"};
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::string, double> timed;
+  for (const auto& k : s.kernel_timings(cid, "ROPE")) timed[k.params] = k.fwdbwd_us;
+  EXPECT_EQ(timed, (std::map<std::string, double>{{"plain", 20.0}, {"threads=128", 8.0}, {"threads=64", 10.0}}));
+  int kernel_trials = 0;
+  for (const auto& t : s.trials(cid)) kernel_trials += t.purpose == "kernel_timing" ? 1 : 0;
+  EXPECT_EQ(kernel_trials, 1);
+  std::map<std::string, Disposition> verdicts;
+  for (const auto& e : s.evaluations(cid)) verdicts[e.config_key] = e.disposition;
+  EXPECT_EQ(verdicts.at("KERNEL_ROPE=threads=128,TEXT_CACHE=1"), Disposition::gate_failed);
+  EXPECT_TRUE(verdicts.at("KERNEL_ROPE=threads=64,TEXT_CACHE=1") == Disposition::accepted ||
+              verdicts.at("KERNEL_ROPE=threads=64,TEXT_CACHE=1") == Disposition::slower);
+  for (const auto& [key, d] : verdicts) {
+    if (key.find("TEXT_CACHE=1") != std::string::npos && key != "KERNEL_ROPE=threads=128,TEXT_CACHE=1") {
+      EXPECT_NE(key.find("KERNEL_ROPE=threads=64"), std::string::npos) << key << ": the verified variant rides along";
+    }
+  }
+  emit_presets(s, cid, dir + "/presets");
+  const std::string fast = read_file(dir + "/presets/fast.env").value_or("");
+  EXPECT_NE(fast.find("SG_KERNEL_ROPE=threads=64"), std::string::npos) << fast;
+  // Resumed: the stored kernel trial is reused, not run again.
+  o.require_resume = true;
+  EXPECT_EQ(run_campaign(o, describe_trainer(o.trainer)), cid);
+  kernel_trials = 0;
+  for (const auto& t : s.trials(cid)) kernel_trials += t.purpose == "kernel_timing" ? 1 : 0;
+  EXPECT_EQ(kernel_trials, 1);
   std::filesystem::remove_all(dir);
 }
 

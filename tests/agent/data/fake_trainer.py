@@ -17,7 +17,12 @@ FAKE_DEVICE_GIB=N: a run whose peak exceeds N GiB ends out of memory (exit 3), a
 device with N GiB;
 FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH;
 FAKE_FAULT_IF=SWITCH=VALUE:FAULT[,...] injects FAULT only into runs with that switch
-value (a campaign whose baseline is healthy meets the fault mid-search).
+value (a campaign whose baseline is healthy meets the fault mid-search);
+FAKE_KERNELS=1 makes the ROPE family available and timeable (`kernel-trial`, protocol
+section 5: plain 20 us, threads=64 10 us, threads=128 8 us forward + backward);
+FAKE_KERNEL_DRIFT=PARAMS: training with SG_KERNEL_ROPE=PARAMS changes the loss bits (a
+variant that is fast but not bitwise in training); FAKE_KERNEL_MISMATCH=PARAMS: the
+kernel trial reports that variant as not bitwise the plain one.
 """
 import hashlib
 import json
@@ -73,8 +78,13 @@ def manifest():
             "switches": switches,
             "kernel_families": [{"name": "ROPE", "env": "SG_KERNEL_ROPE", "switch": "TEXT_CACHE",
                                  "parameters": [{"name": "threads", "values": ["64", "128"]}],
-                                 "constraints": [], "available": False,
-                                 "unavailable_reason": "no CUDA in this build"}]}
+                                 "constraints": [], "available": KERNELS,
+                                 "unavailable_reason": "" if KERNELS else "no CUDA in this build",
+                                 "kernel_trial": KERNELS}]}
+
+
+KERNELS = os.environ.get("FAKE_KERNELS") == "1"
+KERNEL_US = {"plain": 20.0, "threads=64": 10.0, "threads=128": 8.0}
 
 
 def unit(*key):
@@ -122,6 +132,12 @@ def switches_from_env():
     for k, v in os.environ.items():
         if not k.startswith("SG_"):
             continue
+        if k == "SG_KERNEL_ROPE" and KERNELS:
+            if v not in KERNEL_US or v == "plain":
+                sys.stderr.write("fake: SG_KERNEL_ROPE=%s is not a parameter string\n" % v)
+                sys.exit(2)
+            cfg["KERNEL_ROPE"] = v
+            continue
         s = table.get(k)
         if s is None:
             sys.stderr.write("fake: unknown switch %s\n" % k)
@@ -135,6 +151,8 @@ def switches_from_env():
             sys.exit(2)
         cfg[s["name"]] = v
     for name, v in cfg.items():
+        if name == "KERNEL_ROPE":
+            continue
         s = next(x for x in manifest()["switches"] if x["name"] == name)
         if v == s["default"]:
             continue
@@ -219,6 +237,8 @@ def run(argv):
             loss += 0.0005 * unit("acc", seed, t)
         if on(cfg, "PAIR_A") and on(cfg, "PAIR_B"):
             loss += 0.5  # outside any seed band: both gate classes fail
+        if cfg.get("KERNEL_ROPE") and cfg["KERNEL_ROPE"] == os.environ.get("FAKE_KERNEL_DRIFT"):
+            loss += 1e-6  # a variant that is not bitwise in training
         if nondet:
             loss += 1e-4 * unit("nd", time.time_ns(), t)
         lf = f32(loss)
@@ -234,7 +254,8 @@ def run(argv):
         atomic_write(result, json.dumps({"protocol": 1, "status": "nan", "error": "loss is nan"}))
         sys.exit(4)
     state = [seed, steps, mb, ga, tol, on(cfg, "ACCUM_BUG"), on(cfg, "BAD_BITS"),
-             on(cfg, "PAIR_A") and on(cfg, "PAIR_B"), [r["loss_bits"] for r in records]]
+             on(cfg, "PAIR_A") and on(cfg, "PAIR_B"), [r["loss_bits"] for r in records],
+             cfg.get("KERNEL_ROPE") == os.environ.get("FAKE_KERNEL_DRIFT", "-")]
     pd = hashlib.sha256(("p" + repr(state)).encode()).hexdigest()
     od = hashlib.sha256(("o" + repr(state)).encode()).hexdigest()
     speed = 100.0
@@ -281,12 +302,49 @@ def run(argv):
     sys.exit(0)
 
 
+def kernel_trial(argv):
+    """`kernel-trial` (protocol section 5) for the ROPE family."""
+    args, variants, i = {}, [], 0
+    while i < len(argv):
+        if not argv[i].startswith("--") or i + 1 >= len(argv):
+            sys.stderr.write("fake: bad argument %s\n" % argv[i])
+            sys.exit(2)
+        if argv[i] == "--variant":
+            variants.append(argv[i + 1])
+        else:
+            args[argv[i]] = argv[i + 1]
+        i += 2
+    if "--result" not in args or args.get("--family") != "ROPE" or not KERNELS:
+        sys.stderr.write("fake: kernel-trial needs --result, --family ROPE and FAKE_KERNELS=1\n")
+        sys.exit(2)
+    for v in variants:
+        if v not in KERNEL_US:
+            sys.stderr.write("fake: --variant %s: unknown parameter string\n" % v)
+            sys.exit(2)
+    if os.environ.get("FAKE_FAULT") == "crash":
+        sys.exit(1)
+    mismatch = os.environ.get("FAKE_KERNEL_MISMATCH")
+    rows = [{"variant": "plain_aten" if v == "plain" else "fused_cuda", "params": v, "fwd_us": KERNEL_US[v] / 3,
+             "fwdbwd_us": KERNEL_US[v], "matches_plain": v != mismatch,
+             "ops": [{"op": "rope fp32", "fwd_us": KERNEL_US[v] / 3, "fwdbwd_us": KERNEL_US[v]}]}
+            for v in (variants or list(KERNEL_US))]
+    atomic_write(args["--result"], json.dumps({
+        "protocol": 1, "kind": "kernel_trial", "status": "ok", "error": "", "workload": args.get("--workload"),
+        "size": args.get("--size"), "micro_batch": int(args.get("--micro-batch", "2")), "family": "ROPE",
+        "device": "cpu", "warmup": 5, "repeats": int(args.get("--repeats", "31")), "ops": ["rope fp32"],
+        "variants": rows, "fingerprint": {"device": "cpu", "device_name": "fake", "torch": "none"}}))
+    sys.exit(0)
+
+
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "describe":
         print(json.dumps(manifest(), indent=1))
         return
     if len(sys.argv) >= 2 and sys.argv[1] == "run":
         run(sys.argv[2:])
+        return
+    if len(sys.argv) >= 2 and sys.argv[1] == "kernel-trial":
+        kernel_trial(sys.argv[2:])
         return
     sys.stderr.write("usage: fake_trainer.py describe --json | run ...\n")
     sys.exit(2)

@@ -1,0 +1,51 @@
+// Strict field readers for the JSON files trainers write (result files, kernel-trial
+// results): a missing field or one of the wrong type or range throws InvalidField naming
+// it, so a parser can turn any flaw into one clear "wrong schema" error.
+#pragma once
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sg::agent::json_fields {
+
+using nlohmann::json;
+
+struct InvalidField {
+  std::string why;
+};
+
+inline const json& field(const json& o, const char* key) {
+  if (!o.is_object() || !o.contains(key)) throw InvalidField{std::string("missing field '") + key + "'"};
+  return o.at(key);
+}
+
+inline double number(const json& o, const char* key) {
+  const json& v = field(o, key);
+  if (!v.is_number()) throw InvalidField{std::string("field '") + key + "' is not a number"};
+  return v.get<double>();
+}
+
+inline int integer(const json& o, const char* key) {
+  const json& v = field(o, key);
+  if (!v.is_number_integer()) throw InvalidField{std::string("field '") + key + "' is not an integer"};
+  // Range-checked: a 2^40 must not wrap into a plausible seed or protocol number.
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
+                             : (v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)) {
+    throw InvalidField{std::string("field '") + key + "' is out of range"};
+  }
+  return static_cast<int>(v.get<std::int64_t>());
+}
+
+inline int optional_integer(const json& o, const char* key, int def) {
+  return o.is_object() && o.contains(key) ? integer(o, key) : def;
+}
+
+inline std::string string(const json& o, const char* key) {
+  const json& v = field(o, key);
+  if (!v.is_string()) throw InvalidField{std::string("field '") + key + "' is not a string"};
+  return v.get<std::string>();
+}
+
+}  // namespace sg::agent::json_fields

@@ -1,0 +1,122 @@
+#include "kernels/timing/op_timer.hpp"
+
+#include <torch/csrc/autograd/autograd.h>
+
+#if SPEEDGATE_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <cuda_runtime.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+
+namespace sg::kernels {
+namespace {
+
+// Median milliseconds of fn(i) over options.repeats, input set i rotated.
+double median_ms(c10::Device device, int sets, const TimerOptions& options, const std::function<void(int)>& fn) {
+  for (int i = 0; i < options.warmup; ++i) fn(i % sets);
+  std::vector<double> ms;
+#if SPEEDGATE_WITH_CUDA
+  if (device.is_cuda()) {
+    auto stream = at::cuda::getCurrentCUDAStream();
+    cudaEvent_t start, stop;
+    C10_CUDA_CHECK(cudaEventCreate(&start));
+    C10_CUDA_CHECK(cudaEventCreate(&stop));
+    for (int i = 0; i < options.repeats; ++i) {
+      C10_CUDA_CHECK(cudaEventRecord(start, stream));
+      fn(i % sets);
+      C10_CUDA_CHECK(cudaEventRecord(stop, stream));
+      C10_CUDA_CHECK(cudaEventSynchronize(stop));
+      float t = 0;
+      C10_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      ms.push_back(t);
+    }
+    C10_CUDA_CHECK(cudaEventDestroy(start));
+    C10_CUDA_CHECK(cudaEventDestroy(stop));
+  }
+#endif
+  if (!device.is_cuda()) {
+    for (int i = 0; i < options.repeats; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      fn(i % sets);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  if (ms.empty()) throw std::runtime_error("cannot time on device " + device.str() + " in this build");
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+OpTiming time_op(const OpCase& op, const ParamValues* params, const TimerOptions& options) {
+  const int sets = static_cast<int>(op.sets.size());
+  const c10::Device device = op.sets.at(0).at(0).device();
+  // Leaves and incoming grads per set, made before timing (the seeds come from a forward).
+  std::vector<std::vector<at::Tensor>> leaves(sets), seeds(sets);
+  for (int i = 0; i < sets; ++i) {
+    for (const auto& t : op.sets[i]) leaves[i].push_back(t.detach().requires_grad_(true));
+    at::NoGradGuard no_grad;
+    for (const auto& o : op.run(op.sets[i], params)) seeds[i].push_back(at::randn_like(o));
+  }
+  OpTiming t;
+  t.fwd_ms = median_ms(device, sets, options, [&](int i) {
+    at::NoGradGuard no_grad;
+    op.run(op.sets[i], params);
+  });
+  t.fwdbwd_ms = median_ms(device, sets, options, [&](int i) {
+    auto outs = op.run(leaves[i], params);
+    torch::autograd::grad(outs, leaves[i], seeds[i], /*retain_graph=*/false, /*create_graph=*/false,
+                          /*allow_unused=*/true);
+  });
+  return t;
+}
+
+std::vector<ParamValues> legal_params(const FamilyInfo& family) {
+  std::vector<ParamValues> all{{}};
+  for (const auto& spec : family.parameters) {
+    std::vector<ParamValues> next;
+    for (const auto& partial : all) {
+      for (auto v : spec.values) {
+        auto p = partial;
+        p[spec.name] = v;
+        next.push_back(p);
+      }
+    }
+    all = std::move(next);
+  }
+  std::vector<ParamValues> legal;
+  for (const auto& p : all) {
+    if (check_params(family, p) == Status::kSuccess) legal.push_back(p);
+  }
+  return legal;
+}
+
+std::string params_text(const ParamValues& params) {
+  std::string s;
+  for (const auto& [k, v] : params) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return s;
+}
+
+double device_copy_rate(const TimerOptions& options) {
+#if SPEEDGATE_WITH_CUDA
+  constexpr int kSets = 3;
+  auto opts = at::TensorOptions().dtype(at::kByte).device(at::kCUDA);
+  std::vector<at::Tensor> src, dst;
+  for (int i = 0; i < kSets; ++i) {
+    src.push_back(at::empty({int64_t{1} << 30}, opts));
+    dst.push_back(at::empty({int64_t{1} << 30}, opts));
+  }
+  const double ms = median_ms(c10::Device(c10::kCUDA), kSets, options, [&](int i) { dst[i].copy_(src[i]); });
+  return 2.0 * double(int64_t{1} << 30) / (ms * 1e-3);
+#else
+  (void)options;
+  throw std::runtime_error("device_copy_rate needs a CUDA build");
+#endif
+}
+
+}  // namespace sg::kernels
