@@ -6,13 +6,15 @@
 //  2. that plus every tolerance-class speed/schedule switch; kept when it passes and
 //     gains at least kStackMinGain over step 1;
 //  3. the best of those with each non-default value of every memory switch, one at a time
-//     (frontier points), so each memory budget finds its fastest configuration that fits
-//     (e.g. CKPT_LAYERS=0 for a large budget, 8 or 16 for a small one); int dials with the
-//     most values first, then the rest in manifest order.
-// Per-switch attribution is left to "screen" / "greedy" with the budget that remains.
+//     (frontier points, agent/search/memory_points.hpp), so each memory budget finds its
+//     fastest configuration that fits (e.g. CKPT_LAYERS=0 for a large budget, 8 or 16 for a
+//     small one).
+// Members that are slower than the stack without them are left to "prune"; per-switch
+// attribution to "screen" / "greedy" with the budget that remains.
 #include <algorithm>
 
 #include "agent/gate/gate.hpp"
+#include "agent/search/memory_points.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {
@@ -78,29 +80,7 @@ class Stack : public Strategy {
     for (const auto& [k, v] : tolerance_extra) with_tolerance[k] = v;
     if (!tolerance_extra.empty()) consider(with_tolerance, kStackMinGain);
     ctx.best_combination = current;
-    if (current.empty()) return;
-    // Frontier points: the best combination with each memory switch value. Dials (int
-    // switches) with the most candidate values first: the main memory/speed knob (e.g.
-    // CKPT_LAYERS) before small ones, so a trial budget that ends early has spent it there.
-    std::vector<const SwitchSpec*> memory;
-    for (const auto& s : ctx.manifest.switches) {
-      if (s.available && s.effect == "memory") memory.push_back(&s);
-    }
-    std::stable_sort(memory.begin(), memory.end(), [](const SwitchSpec* a, const SwitchSpec* b) {
-      const auto rank = [](const SwitchSpec* s) { return s->type == "int" ? static_cast<int>(s->values.size()) : 0; };
-      return rank(a) > rank(b);
-    });
-    for (const SwitchSpec* sp : memory) {
-      const SwitchSpec& s = *sp;
-      for (const auto& v : s.values) {
-        if (v == s.default_value) continue;
-        Config c = current;
-        c[s.name] = v;
-        auto cand = ctx.make_candidate(c);
-        if (!cand || *cand == current || ctx.contains_conflict(*cand)) continue;
-        ctx.evaluate(*cand, ctx.options.full_steps, "stack");
-      }
-    }
+    evaluate_memory_points(ctx, current, "stack");
   }
 };
 

@@ -432,6 +432,41 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
   std::filesystem::remove_all(dir);
 }
 
+// --plan stack,prune (how the H200 campaign starts): every switch of the combinable manifest
+// passes the gate together, so the stack holds SLOWER (0.97x); prune drops it and the
+// memory values are tried on the pruned combination, whose points the presets then pick.
+TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("stack_prune");
+  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"stack", "prune"};
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::string, EvaluationRow> evals;
+  for (const auto& e : s.evaluations(cid)) evals[e.config_key] = e;
+  ASSERT_TRUE(evals.count("FAST_MISS=1,SLOWER=1,TEXT_CACHE=1,WORKERS=4")) << "the stack";
+  ASSERT_TRUE(evals.count("FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"));
+  const EvaluationRow& pruned = evals.at("FAST_MISS=1,TEXT_CACHE=1,WORKERS=4");
+  EXPECT_EQ(pruned.strategy, "prune");
+  EXPECT_EQ(pruned.disposition, Disposition::accepted);
+  EXPECT_NEAR(pruned.speedup, 1.30 * 1.10 * 1.15, 1e-9);
+  EXPECT_TRUE(evals.count("SLOWER=1,WORKERS=4")) << "TEXT_CACHE dropped with FAST_MISS, which requires it";
+  for (const char* key : {"CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", "CKPT_LAYERS=4,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"}) {
+    ASSERT_TRUE(evals.count(key)) << key;
+    EXPECT_EQ(evals.at(key).strategy, "prune") << key;
+  }
+  EmitResult presets = emit_presets(s, cid, dir + "/presets");
+  ASSERT_TRUE(presets.all_budgets_met);
+  std::map<std::string, std::string> picked;  // budget -> config key
+  for (const auto& p : presets.summary.at("presets")) {
+    picked[p.at("name").get<std::string>()] = config_key(p.at("config").get<Config>());
+  }
+  EXPECT_EQ(picked["fast"], "FAST_MISS=1,TEXT_CACHE=1,WORKERS=4");
+  EXPECT_EQ(picked["fast_80gb"], "CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Campaign, ResumeWithoutAnyCampaignIsAUsageError) {
   std::string dir = test::make_temp_dir("noresume");
   CampaignOptions o = fake_options(dir);

@@ -17,10 +17,34 @@ namespace {
 
 using Call = std::pair<std::string, int>;
 
+bool called_in(const ReplayEvaluator& r, const std::string& key, int steps) {
+  const auto& c = r.calls();
+  return std::find(c.begin(), c.end(), Call{key, steps}) != c.end();
+}
+
 nlohmann::json load(const std::string& name) {
   auto text = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/" + name);
   return nlohmann::json::parse(text.value());
 }
+
+// One recorded evaluation at 4 steps (the tests' full_steps).
+nlohmann::json row(const char* key, const char* disposition, double speedup) {
+  nlohmann::json config = nlohmann::json::object();
+  for (const auto& [k, v] : config_from_key(key)) config[k] = v;
+  return nlohmann::json{{"config", config}, {"steps", 4}, {"disposition", disposition}, {"speedup", speedup}};
+}
+
+// What "stack" meets on the recorded manifest: BAD breaks the bitwise set, which is minified
+// and left out; the best is A=1,B=1,C=1,W=4 at 1.6x.
+std::vector<nlohmann::json> stack_rows() {
+  return {row("A=1,B=1,BAD=1,W=4", "gate_failed", 0), row("B=1,BAD=1,W=4", "gate_failed", 0),
+          row("BAD=1,W=4", "gate_failed", 0),         row("W=4", "accepted", 1.1),
+          row("BAD=1", "gate_failed", 0),             row("A=1,B=1,W=4", "accepted", 1.5),
+          row("A=1,B=1,C=1,W=4", "accepted", 1.6),    row("A=1,B=1,C=1,MEM=2,W=4", "accepted", 1.7),
+          row("A=1,B=1,C=1,MEM=4,W=4", "accepted", 1.8)};
+}
+
+nlohmann::json table(std::vector<nlohmann::json> rows) { return {{"entries", rows}}; }
 
 struct SearchTest : ::testing::Test {
   Manifest manifest = parse_manifest(load("recorded_manifest.json"));
@@ -31,15 +55,12 @@ struct SearchTest : ::testing::Test {
     o.full_steps = 4;
     return o;
   }
-  bool called(const std::string& key, int steps) {
-    const auto& c = replay.calls();
-    return std::find(c.begin(), c.end(), Call{key, steps}) != c.end();
-  }
+  bool called(const std::string& key, int steps) { return called_in(replay, key, steps); }
 };
 
 TEST_F(SearchTest, RegistryHasEveryStrategy) {
   auto names = StrategyRegistry::instance().names();
-  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack"}) {
+  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack", "prune"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     EXPECT_FALSE(StrategyRegistry::instance().summary(n).empty());
   }
@@ -126,17 +147,7 @@ TEST_F(SearchTest, MinifierIsolatesASingleSwitch) {
 // "stack": all bitwise speed/schedule switches at once (BAD breaks it: minified, left out),
 // then with the tolerance switch C, then each memory value on top of the best.
 TEST_F(SearchTest, StackCombinesMinifiesThenAddsMemoryValues) {
-  auto row = [](const char* key, const char* disposition, double speedup) {
-    nlohmann::json config = nlohmann::json::object();
-    for (const auto& [k, v] : config_from_key(key)) config[k] = v;
-    return nlohmann::json{{"config", config}, {"steps", 4}, {"disposition", disposition}, {"speedup", speedup}};
-  };
-  nlohmann::json t = {{"entries",
-                       {row("A=1,B=1,BAD=1,W=4", "gate_failed", 0), row("B=1,BAD=1,W=4", "gate_failed", 0),
-                        row("BAD=1,W=4", "gate_failed", 0), row("W=4", "accepted", 1.1), row("BAD=1", "gate_failed", 0),
-                        row("A=1,B=1,W=4", "accepted", 1.5), row("A=1,B=1,C=1,W=4", "accepted", 1.6),
-                        row("A=1,B=1,C=1,MEM=2,W=4", "accepted", 1.7), row("A=1,B=1,C=1,MEM=4,W=4", "accepted", 1.8)}}};
-  ReplayEvaluator r(t);
+  ReplayEvaluator r(table(stack_rows()));
   SearchContext ctx(manifest, r, opts());
   ctx.run_strategy("stack");
   std::vector<Call> want = {{"A=1,B=1,BAD=1,W=4", 4}, {"B=1,BAD=1,W=4", 4}, {"BAD=1,W=4", 4},
@@ -157,6 +168,109 @@ TEST_F(SearchTest, StackKeepsTheBitwiseSetWhenToleranceGainsNothing) {
   SearchContext ctx(manifest, r, opts());
   ctx.run_strategy("stack");
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,BAD=1,W=4");  // +0.7 % is below the noise threshold
+}
+
+// "prune" after "stack": drops B (the stack is faster without it), then stops: every other
+// drop is slower beyond noise. Dropping A takes C along (C requires A). Evaluations stack
+// made are looked up, not repeated; the memory values go on the pruned combination.
+TEST_F(SearchTest, PruneAfterStackDropsTheMemberThatMakesItSlower) {
+  auto rows = stack_rows();
+  for (auto r : {row("B=1,W=4", "accepted", 1.2), row("A=1,C=1,W=4", "accepted", 1.7), row("A=1,B=1,C=1", "accepted", 1.3),
+                 row("A=1,W=4", "accepted", 1.4), row("A=1,C=1", "accepted", 1.4),
+                 row("A=1,C=1,MEM=2,W=4", "accepted", 1.75), row("A=1,C=1,MEM=4,W=4", "accepted", 1.8)}) {
+    rows.push_back(r);
+  }
+  ReplayEvaluator r(table(rows));
+  SearchContext ctx(manifest, r, opts());
+  ctx.run_strategy("stack");
+  const std::size_t after_stack = r.calls().size();
+  ctx.run_strategy("prune");
+  std::vector<Call> pruning(r.calls().begin() + static_cast<std::ptrdiff_t>(after_stack), r.calls().end());
+  std::vector<Call> want = {{"B=1,W=4", 4}, {"A=1,C=1,W=4", 4}, {"A=1,B=1,C=1", 4},   // round 1 (A=1,B=1,W=4 known)
+                            {"A=1,W=4", 4}, {"A=1,C=1", 4},                          // round 2 (W=4 known)
+                            {"A=1,C=1,MEM=2,W=4", 4}, {"A=1,C=1,MEM=4,W=4", 4}};     // frontier points
+  EXPECT_EQ(pruning, want);
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,C=1,W=4");
+}
+
+TEST_F(SearchTest, PruneKeepsEveryMemberThatHelps) {
+  ReplayEvaluator r(table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.1),
+                           row("A=1,W=4", "accepted", 1.4), row("A=1,B=1", "accepted", 1.3)}));
+  SearchContext ctx(manifest, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  std::vector<Call> want = {{"A=1,B=1,W=4", 4}, {"B=1,W=4", 4}, {"A=1,W=4", 4}, {"A=1,B=1", 4},
+                            {"A=1,B=1,MEM=2,W=4", 4}, {"A=1,B=1,MEM=4,W=4", 4}};
+  EXPECT_EQ(r.calls(), want);  // one round: -6.7 % at best is slower beyond noise
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,W=4");
+}
+
+// The threshold is "not slower beyond noise": B costs 1.3 % (noise), so it goes (fewer
+// switches at the same speed). W then costs 1.4 % more, inside the noise of the current
+// combination but 2.7 % below the fastest measured (with B): it stays, so the losses of
+// successive drops do not add up.
+TEST_F(SearchTest, PruneDropsMembersWithinNoiseButDoesNotDriftDown) {
+  ReplayEvaluator r(table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.1),
+                           row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.3),
+                           row("W=4", "accepted", 1.1), row("A=1", "accepted", 1.46)}));
+  SearchContext ctx(manifest, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,W=4");
+  EXPECT_TRUE(called_in(r, "A=1", 4)) << "W was tried";
+  EXPECT_TRUE(called_in(r, "A=1,MEM=2,W=4", 4)) << "frontier points on the pruned combination";
+}
+
+// Two members are each harmless to drop (A, B): both go at once in one evaluation, and
+// when that holds pruning ends there, without a second round.
+TEST_F(SearchTest, PruneDropsEveryHarmlessMemberAtOnce) {
+  ReplayEvaluator r(table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.49),
+                           row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.2),
+                           row("W=4", "accepted", 1.49)}));
+  SearchContext ctx(manifest, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  EXPECT_EQ(config_key(ctx.best_combination), "W=4");
+  EXPECT_TRUE(called_in(r, "W=4", 4));
+  for (const auto& [key, steps] : r.calls()) EXPECT_NE(key, "") << "no second round (it would try the baseline)";
+}
+
+// When all the harmless drops at once are slower, the single best drop is taken and
+// rounds go on.
+TEST_F(SearchTest, PruneFallsBackToOneDropWhenTheHarmlessTogetherAreSlower) {
+  ReplayEvaluator r(table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.49),
+                           row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.2),
+                           row("W=4", "accepted", 1.3), row("B=1", "accepted", 1.1)}));
+  SearchContext ctx(manifest, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  EXPECT_EQ(config_key(ctx.best_combination), "B=1,W=4");
+  EXPECT_TRUE(called_in(r, "B=1", 4)) << "a second round on B=1,W=4";
+}
+
+// Memory switches are never dropped, nor is a switch that a memory switch requires
+// (OFFLOAD, a memory switch, requires B=1).
+TEST_F(SearchTest, PruneLeavesMemorySwitchesAndWhatTheyNeed) {
+  nlohmann::json raw = load("recorded_manifest.json");
+  raw["switches"].push_back({{"name", "OFFLOAD"}, {"env", "SG_OFFLOAD"}, {"type", "bool"}, {"values", nlohmann::json::array({"0", "1"})},
+                             {"default", "0"}, {"requires", nlohmann::json::array({"B=1"})}, {"identity", "bitwise"}, {"effect", "memory"},
+                             {"available", true}});
+  const Manifest with_offload = parse_manifest(raw);
+  ReplayEvaluator r(table({row("A=1,B=1,MEM=2,OFFLOAD=1", "accepted", 1.3), row("B=1,MEM=2,OFFLOAD=1", "accepted", 1.35)}));
+  SearchContext ctx(with_offload, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,MEM=2,OFFLOAD=1");
+  ctx.run_strategy("prune");
+  std::vector<Call> want = {{"A=1,B=1,MEM=2,OFFLOAD=1", 4}, {"B=1,MEM=2,OFFLOAD=1", 4},  // A dropped; B must stay
+                            {"B=1,MEM=4,OFFLOAD=1", 4}};                                // the other MEM value
+  EXPECT_EQ(r.calls(), want);
+  EXPECT_EQ(config_key(ctx.best_combination), "B=1,MEM=2,OFFLOAD=1");
+}
+
+TEST_F(SearchTest, PruneWithoutACombinationDoesNothing) {
+  SearchContext ctx(manifest, replay, opts());
+  ctx.run_strategy("prune");
+  EXPECT_TRUE(replay.calls().empty());
+  EXPECT_TRUE(ctx.best_combination.empty());
 }
 
 TEST_F(SearchTest, BudgetStopsTheSearch) {

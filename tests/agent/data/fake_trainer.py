@@ -12,7 +12,8 @@ controller's gate, projection and search logic can be exercised without LibTorch
 Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
 hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
 big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
-FAKE_MANIFEST = full | small; FAKE_NONDETERMINISTIC=1 makes runs differ;
+FAKE_MANIFEST = full | small | combinable (switches that all pass the gate together, one of
+them slower: a stack that prune shrinks); FAKE_NONDETERMINISTIC=1 makes runs differ;
 FAKE_DEVICE_GIB=N: a run whose peak exceeds N GiB ends out of memory (exit 3), as on a
 device with N GiB;
 FAKE_SLEEP_ONCE_IF=SWITCH:MARKER sleeps 30 s in the first run that sets SWITCH;
@@ -60,6 +61,8 @@ SWITCHES_FULL = [
     sw("CUDA_GRAPHS", "bool", ["0", "1"], "0", "bitwise", "speed", available=False),
 ]
 SWITCHES_SMALL = [s for s in SWITCHES_FULL if s["name"] in ("TEXT_CACHE", "FAST_MISS", "ACCUM_BUG", "CKPT_LAYERS")]
+SWITCHES_COMBINABLE = [s for s in SWITCHES_FULL if s["name"] in ("TEXT_CACHE", "FAST_MISS", "SLOWER", "WORKERS", "CKPT_LAYERS")]
+MANIFESTS = {"small": SWITCHES_SMALL, "combinable": SWITCHES_COMBINABLE}
 
 SPEED = {"TEXT_CACHE": {"1": 1.30}, "FAST_MISS": {"1": 1.10}, "ACCUM_BUG": {"1": 1.20}, "BAD_BITS": {"1": 1.25},
          "PAIR_A": {"1": 1.05}, "PAIR_B": {"1": 1.06}, "SLOWER": {"1": 0.97},
@@ -69,7 +72,7 @@ ACT_FACTOR = {"-1": 1.0, "0": 1.0, "2": 0.6, "4": 0.3}
 
 
 def manifest():
-    switches = SWITCHES_SMALL if os.environ.get("FAKE_MANIFEST") == "small" else SWITCHES_FULL
+    switches = MANIFESTS.get(os.environ.get("FAKE_MANIFEST", ""), SWITCHES_FULL)
     return {"protocol": 1, "trainer": "fake-trainer", "version": "0.0.1",
             "build": {"torch": "none", "cuda": False, "git_sha": "fake"},
             "workloads": [{"name": "wam", "sizes": [
