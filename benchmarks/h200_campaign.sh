@@ -13,15 +13,19 @@
 # Trial design (see benchmarks/results/h200-campaign.md for why): measured at micro-batch 8
 # with the memory probe at 16 (a base trial costs ~25 s, two thirds of it model build),
 # 4 steps (2 warm-up, 2 timed), one seed-band seed, one paired repeat, plan
-# stack,prune,screen: the all-switches combinations and the memory frontier first; then
+# kernels,stack,prune,screen: first one kernel-level trial per kernel family (every variant
+# timed at micro-batch 32 shapes in seconds; the fastest bitwise one verified in training
+# and carried by every later candidate: docs/controller.md); then the all-switches
+# combinations and the memory frontier; then
 # prune drops the stack's members one at a time while it is not slower without them (the
 # last campaign's stack held FUSED_ADALN 0.92x, VAE_FIRST 0.92x, PIN_MEMORY 0.95x alone) and
 # tries the memory values again on what remains; then the single-switch screen, for
 # per-switch attribution (the report's table), with what the budget leaves. No greedy: it
 # combines singles bottom-up, and here singles move by +-5 % a pair and stay far behind the
 # stacks (best single 1.24x, stack 1.82x), so it would spend trials rebuilding less than
-# prune keeps. A prune round costs one evaluation per member (~18 for the whole stack, ~35 s
-# each), so prune may take several slices. The plan is part of the campaign's options: a
+# prune keeps. A prune round costs one evaluation per member (~16 for the whole stack, ~35 s
+# each) and the harmless drops are then tried all at once, so prune usually ends after one
+# round; it may still take a slice of its own. The plan is part of the campaign's options: a
 # DB started with another plan is not resumed (--resume refuses it); start a fresh DB.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +35,7 @@ OUT=${OUT:-/tmp/speedgate-out}
 mkdir -p "$(dirname "$DB")" "$OUT"
 CAMPAIGN=(--workload wam --size base --micro-batch 8 --target-micro-batch 32 --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
-  --repeats 1 --threads 8 --plan stack,prune,screen --trial-timeout 300)
+  --repeats 1 --threads 8 --plan kernels,stack,prune,screen --trial-timeout 300)
 [ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
 case ${1:-} in
   tune)

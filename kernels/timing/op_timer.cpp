@@ -1,5 +1,6 @@
 #include "kernels/timing/op_timer.hpp"
 
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #if SPEEDGATE_WITH_CUDA
