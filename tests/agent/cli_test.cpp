@@ -46,8 +46,18 @@ TEST_F(CliTest, HelpComesFromTheParser) {
   r = test::run_speedgate({"tune", "--help"}, dir);
   EXPECT_EQ(r.code, 0);
   for (const char* s : {"--memory-budget", "--budget-trials", "--budget-minutes", "--target-micro-batch",
-                        "--target-world-size", "--trainer", "--resume", "--steps", "--seeds", "--threads"}) {
+                        "--target-world-size", "--trainer", "--resume", "--steps", "--seeds", "--threads",
+                        "--probe-at-target", "--plan", "--executor"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  }
+  // tune and nightly declare the campaign options once (agent/cli/campaign_options.cpp):
+  // every campaign option of nightly is one of tune's too.
+  const std::string tune_help = r.out;
+  r = test::run_speedgate({"nightly", "--help"}, dir);
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--probe-at-target", "--plan", "--micro-batch", "--zero-stage", "--trial-timeout", "--band-factor"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << "nightly " << s;
+    EXPECT_NE(tune_help.find(s), std::string::npos) << "tune " << s;
   }
 }
 
