@@ -17,6 +17,7 @@
 #include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
+#include "trainer/runtime/op_profile.hpp"
 #include "trainer/runtime/phase_peaks.hpp"
 #include "trainer/runtime/phase_profile.hpp"
 #include "trainer/test_faults.hpp"
@@ -69,6 +70,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   const uint64_t seed = static_cast<uint64_t>(opt.seed);
   const int64_t samples_per_step = micro * accum * rt.world_size;
   r.model_flops_per_step = model_flops_per_sample(cfg) * static_cast<double>(samples_per_step);
+  OpProfile op_profile(rt.device, /*writer=*/rt.rank == 0);  // SPEEDGATE_PROFILE_OPS: checked before any work
 
   // ---- build: frozen encoders, backbone, optimizer ----
   const auto build_start = Clock::now();
@@ -102,6 +104,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   phase_peaks.reset(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   for (int64_t step = 0; step < opt.steps; ++step) {
+    if (step == first_steady_step) op_profile.start();
     const auto t0 = Clock::now();
     profile.set_recording(step >= first_steady_step);
     // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
@@ -143,6 +146,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
 
   profile.set_recording(false);
   if (profile.enabled()) r.extra["phase_seconds"] = profile.to_json();
+  op_profile.finish(opt.steps - first_steady_step);
 
   // ---- evaluate ----
   if (opt.eval_batches > 0) {

@@ -18,6 +18,7 @@
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
+#include "trainer/runtime/op_profile.hpp"
 #include "trainer/test_faults.hpp"
 
 #include <torch/torch.h>
@@ -73,6 +74,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   const int64_t rows_per_step = micro * accum * rt.world_size;
   const double flops_per_token = lm_model_flops_per_token(cfg);
   r.model_flops_per_step = flops_per_token * static_cast<double>(cfg.seq_len * rows_per_step);
+  OpProfile op_profile(rt.device, /*writer=*/true);  // SPEEDGATE_PROFILE_OPS: checked before any work
 
   // ---- data: the corpus, read now (exit 2 when missing) ----
   const Corpus corpus = load_corpus(corpus_dir_from_environment(), cfg.vocab);
@@ -114,6 +116,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   reset_memory_peaks(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   for (int64_t step = 0; step < opt.steps; ++step) {
+    if (step == warmup) op_profile.start();
     const auto t0 = Clock::now();
     torch::manual_seed(mix_seed(mix_seed(seed, static_cast<uint64_t>(rt.rank)), static_cast<uint64_t>(step)));
     for (auto& p : params) p.mutable_grad() = at::Tensor();
@@ -152,6 +155,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
     if (step >= warmup) steady_tokens += step_tokens;
     if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
   }
+  op_profile.finish(opt.steps - warmup);
 
   // ---- evaluate ----
   if (opt.eval_batches > 0) {
