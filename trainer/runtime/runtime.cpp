@@ -88,6 +88,10 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/sw.nondeterministic);
   at::globalContext().setBenchmarkCuDNN(false);
   at::globalContext().setDeterministicCuDNN(true);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  // NO_UNINIT_FILL: the same computation without deterministic mode's NaN fill of new tensors.
+  at::globalContext().setDeterministicFillUninitializedMemory(!sw.no_uninit_fill);
+#endif
 #if SPEEDGATE_WITH_CUDA
   if (torch::cuda::is_available()) {
     if (rt.local_rank >= static_cast<int>(torch::cuda::device_count())) {
