@@ -7,6 +7,8 @@
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/switches/switch_table.hpp"
 
+#include "kernels/registry/families.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -74,6 +76,17 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
     std::map<std::string, std::string> runnable;  // the switches this build can run
     for (const auto& [env, value] : p.values) {
       ASSERT_EQ(env.rfind("SG_", 0), 0u) << env;
+      if (env.rfind("SG_KERNEL_", 0) == 0) {  // a kernel family's variant (docs/kernels.md)
+        const auto& fam = sg::kernels::family(env.substr(10));  // throws for an unknown family
+        sg::kernels::ParamValues params;
+        EXPECT_EQ(sg::kernels::parse_params(fam, value, &params), "") << env << "=" << value;
+        auto on = p.values.find("SG_" + fam.switch_name);
+        EXPECT_TRUE(on != p.values.end() && on->second == "1") << env << " without SG_" << fam.switch_name << "=1";
+        const SwitchSpec* sw_spec = find_switch(fam.switch_name);
+        ASSERT_NE(sw_spec, nullptr) << fam.switch_name;
+        if (sw_spec->unavailable_reason.empty()) runnable[env] = value;  // the family runs here
+        continue;
+      }
       const SwitchSpec* s = find_switch(env.substr(3));
       ASSERT_NE(s, nullptr) << env << " is not in the switch table";
       EXPECT_TRUE(s->applies_to(p.workload)) << env << " is not read by workload " << p.workload;
@@ -89,7 +102,13 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
     std::map<std::string, std::string> env_only = runnable;
     Switches sw;
     ASSERT_NO_THROW(sw = resolve_switches(env_only, "")) << "a runnable subset must resolve";
-    for (const auto& [env, value] : runnable) EXPECT_EQ(sw.resolved.at(env), value) << env;
+    for (const auto& [env, value] : runnable) {
+      if (env.rfind("SG_KERNEL_", 0) == 0) {
+        EXPECT_EQ(sw.kernel_params.at(env.substr(10)), value) << env;
+      } else {
+        EXPECT_EQ(sw.resolved.at(env), value) << env;
+      }
+    }
     ASSERT_NO_THROW(check_switches_apply(sw, p.workload));
   }
 }
