@@ -180,10 +180,21 @@ GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_
   }
   GapReport r;
   r.campaign_id = campaign->id;
-  r.campaign_shape = campaign->workload + "/" + campaign->size;
+  // The micro-batch of the campaign's kernel shapes: its kernel trials', else its target's
+  // (0 = unknown); the sweep's from its shape. Unknown on either side is not a mismatch.
+  int campaign_mb = 0;
+  if (const auto timings = store.kernel_timings(campaign->id); !timings.empty()) {
+    campaign_mb = timings.front().micro_batch;
+  } else {
+    campaign_mb = campaign->options.value("target_micro_batch", 0);
+  }
   const json shape = sweep.value("shape", json::object());
-  r.sweep_shape = shape.value("workload", "?") + "/" + shape.value("size", "?");
-  r.shapes_match = r.campaign_shape == r.sweep_shape;
+  const int sweep_mb = shape.value("micro_batch", 0);
+  auto with_mb = [](std::string s, int mb) { return mb > 0 ? s + ", micro-batch " + std::to_string(mb) : s; };
+  r.campaign_shape = with_mb(campaign->workload + "/" + campaign->size, campaign_mb);
+  r.sweep_shape = with_mb(shape.value("workload", "?") + "/" + shape.value("size", "?"), sweep_mb);
+  r.shapes_match = campaign->workload == shape.value("workload", "?") && campaign->size == shape.value("size", "?") &&
+                   (campaign_mb == 0 || sweep_mb == 0 || campaign_mb == sweep_mb);
   r.gpu = sweep.value("gpu", "?");
   const auto chosen = choices(store, campaign->id);
   const json families = campaign->manifest.value("kernel_families", json::array());

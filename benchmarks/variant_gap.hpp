@@ -34,7 +34,7 @@ struct FamilyGap {
 
 struct GapReport {
   std::int64_t campaign_id = 0;
-  std::string campaign_shape, sweep_shape, gpu;  // "wam/base"
+  std::string campaign_shape, sweep_shape, gpu;  // "wam/base, micro-batch 32"
   bool shapes_match = false;
   std::vector<FamilyGap> families;
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which ops and kernels a wam step's time goes to, per configuration: runs speedgate-train
 # with SPEEDGATE_PROFILE_OPS (LibTorch's Kineto profiler over the steady-state steps, see
-# docs/protocol.md section 5) and prints, per configuration, the top device kernels by
+# docs/protocol.md section 6) and prints, per configuration, the top device kernels by
 # total time (CUDA builds) and the top CPU ops by self time, per step.
 #
 #   benchmarks/wam_ops.sh [PRESET.env ...]   (env: BUILD_DIR, SIZE=base MICRO=32 STEPS=5

@@ -4,6 +4,8 @@
 #pragma once
 #include <climits>
 #include <cstdint>
+#include <exception>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +48,31 @@ inline std::string string(const json& o, const char* key) {
   const json& v = field(o, key);
   if (!v.is_string()) throw InvalidField{std::string("field '") + key + "' is not a string"};
   return v.get<std::string>();
+}
+
+// Parses `text` as one JSON document and hands it to `parse`. An empty text, invalid JSON,
+// and an InvalidField or other exception thrown by `parse` give nullopt and `*error`:
+// "<what> is empty", "<what> is not valid JSON (truncated or garbage)", "<what> has the
+// wrong schema: <why>".
+template <class T, class Parse>
+std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse, std::string* error) {
+  if (text.empty()) {
+    *error = what + " is empty";
+    return std::nullopt;
+  }
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    *error = what + " is not valid JSON (truncated or garbage)";
+    return std::nullopt;
+  }
+  try {
+    return parse(j);
+  } catch (const InvalidField& e) {
+    *error = what + " has the wrong schema: " + e.why;
+  } catch (const std::exception& e) {
+    *error = what + " has the wrong schema: " + e.what();
+  }
+  return std::nullopt;
 }
 
 }  // namespace sg::agent::json_fields

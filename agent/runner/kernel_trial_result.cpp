@@ -56,22 +56,7 @@ KernelTrialResult parse(const json& j) {
 
 KernelTrialParse parse_kernel_trial_text(const std::string& text) {
   KernelTrialParse out;
-  if (text.empty()) {
-    out.error = "kernel-trial result is empty";
-    return out;
-  }
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    out.error = "kernel-trial result is not valid JSON (truncated or garbage)";
-    return out;
-  }
-  try {
-    out.result = parse(j);
-  } catch (const InvalidField& e) {
-    out.error = "kernel-trial result has the wrong schema: " + e.why;
-  } catch (const std::exception& e) {
-    out.error = std::string("kernel-trial result has the wrong schema: ") + e.what();
-  }
+  out.result = parse_document<KernelTrialResult>(text, "kernel-trial result", parse, &out.error);
   return out;
 }
 

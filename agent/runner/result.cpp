@@ -116,22 +116,7 @@ double TrialResult::peak_reserved_max() const {
 
 ResultParse parse_result_text(const std::string& text) {
   ResultParse out;
-  if (text.empty()) {
-    out.error = "result file is empty";
-    return out;
-  }
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    out.error = "result file is not valid JSON (truncated or garbage)";
-    return out;
-  }
-  try {
-    out.result = parse(j);
-  } catch (const Invalid& e) {
-    out.error = "result file has the wrong schema: " + e.why;
-  } catch (const std::exception& e) {
-    out.error = std::string("result file has the wrong schema: ") + e.what();
-  }
+  out.result = parse_document<TrialResult>(text, "result file", parse, &out.error);
   return out;
 }
 

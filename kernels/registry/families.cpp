@@ -328,4 +328,24 @@ Problem qk_norm_problem(const QkNormArgs& args) {
   return p;
 }
 
+std::vector<ParamValues> legal_params(const FamilyInfo& family) {
+  std::vector<ParamValues> all{{}};
+  for (const auto& spec : family.parameters) {
+    std::vector<ParamValues> next;
+    for (const auto& partial : all) {
+      for (auto v : spec.values) {
+        auto p = partial;
+        p[spec.name] = v;
+        next.push_back(p);
+      }
+    }
+    all = std::move(next);
+  }
+  std::vector<ParamValues> legal;
+  for (const auto& p : all) {
+    if (check_params(family, p) == Status::kSuccess) legal.push_back(p);
+  }
+  return legal;
+}
+
 }  // namespace sg::kernels

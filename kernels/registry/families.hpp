@@ -89,6 +89,9 @@ ParamValues with_defaults(const FamilyInfo& family, const ParamValues& given);
 // kSuccess when every parameter is present with a value from its domain and every
 // constraint holds; kErrorConstraint otherwise.
 Status check_params(const FamilyInfo& family, const ParamValues& params);
+// Every parameter combination of the family that satisfies its constraints, in the
+// manifest's order (the first parameter varies slowest).
+std::vector<ParamValues> legal_params(const FamilyInfo& family);
 
 // The plain variants (ATen reference ops), always available on every device.
 const RopeVariant& plain_rope();

@@ -77,26 +77,6 @@ OpTiming time_op(const OpCase& op, const ParamValues* params, const TimerOptions
   return t;
 }
 
-std::vector<ParamValues> legal_params(const FamilyInfo& family) {
-  std::vector<ParamValues> all{{}};
-  for (const auto& spec : family.parameters) {
-    std::vector<ParamValues> next;
-    for (const auto& partial : all) {
-      for (auto v : spec.values) {
-        auto p = partial;
-        p[spec.name] = v;
-        next.push_back(p);
-      }
-    }
-    all = std::move(next);
-  }
-  std::vector<ParamValues> legal;
-  for (const auto& p : all) {
-    if (check_params(family, p) == Status::kSuccess) legal.push_back(p);
-  }
-  return legal;
-}
-
 std::string params_text(const ParamValues& params) {
   std::string s;
   for (const auto& [k, v] : params) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);

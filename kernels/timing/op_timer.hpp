@@ -22,10 +22,6 @@ struct OpTiming {
 // params null: the plain variant. REQUIRES: params (when given) pass check_params.
 OpTiming time_op(const OpCase& op, const ParamValues* params, const TimerOptions& options);
 
-// Every parameter combination of the family that satisfies its constraints, in the
-// manifest's order (the first parameter varies slowest).
-std::vector<ParamValues> legal_params(const FamilyInfo& family);
-
 // "threads=128,vec=2" (sorted by name); "" for no parameters.
 std::string params_text(const ParamValues& params);
 

@@ -432,6 +432,27 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
   std::filesystem::remove_all(dir);
 }
 
+// A variant the kernel trial reports as not bitwise the plain one is recorded but never
+// tried in training, however fast.
+TEST(Campaign, KernelTrialMismatchIsNeverTriedInTraining) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("kernel_mismatch");
+  test::ScopedEnv small("FAKE_MANIFEST", "small");
+  test::ScopedEnv kernels("FAKE_KERNELS", "1");
+  test::ScopedEnv mismatch("FAKE_KERNEL_MISMATCH", "threads=128");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"kernels"};
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::string, bool> matches;
+  for (const auto& k : s.kernel_timings(cid, "ROPE")) matches[k.params] = k.matches_plain;
+  EXPECT_EQ(matches, (std::map<std::string, bool>{{"plain", true}, {"threads=128", false}, {"threads=64", true}}));
+  std::vector<std::string> configs;
+  for (const auto& e : s.evaluations(cid)) configs.push_back(e.config_key);
+  EXPECT_EQ(configs, (std::vector<std::string>{"", "KERNEL_ROPE=threads=64,TEXT_CACHE=1"}));
+  std::filesystem::remove_all(dir);
+}
+
 // --plan stack,prune (how the H200 campaign starts): every switch of the combinable manifest
 // passes the gate together, so the stack holds SLOWER (0.97x); prune drops it and the
 // memory values are tried on the pruned combination, whose points the presets then pick.

@@ -128,6 +128,28 @@ TEST_F(VariantGap, PresetChoiceIsComparedWithTheSweepsBestSummedOverOps) {
   EXPECT_EQ(render_gap_json(r).at("within_limit"), true);
 }
 
+// A campaign whose kernel trials ran at micro-batch 32 and a sweep at 8 measure different
+// shapes: the report says so.
+TEST_F(VariantGap, KernelTrialsAtAnotherMicroBatchAreAShapeMismatch) {
+  agent::Store s(db_);
+  const auto id = campaign(s);
+  accepted(s, id, {{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128,vec=2"}}, 1.2);
+  const auto r8 = variant_gap(s, id, sweep());
+  EXPECT_TRUE(r8.shapes_match) << "no kernel trial and no target: the micro-batch is unknown";
+  const auto trial = s.claim_trial([&] {
+    agent::TrialRow t;
+    t.campaign_id = id;
+    t.trial_key = "kernel_timing|ROPE";
+    t.purpose = "kernel_timing";
+    return t;
+  }());
+  s.add_kernel_timings({{0, id, trial, "ROPE", "threads=128,vec=2", 32, 5.0, 10.0, true}});
+  const auto r = variant_gap(s, id, sweep());
+  EXPECT_FALSE(r.shapes_match);
+  EXPECT_EQ(r.campaign_shape, "wam/base, micro-batch 32");
+  EXPECT_EQ(r.sweep_shape, "wam/base, micro-batch 8");
+}
+
 TEST_F(VariantGap, FastestAcceptedEvaluationWhenNoPresetAndGapOverLimitFails) {
   agent::Store s(db_);
   const auto id = campaign(s, "tiny");

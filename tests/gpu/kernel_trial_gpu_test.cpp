@@ -2,7 +2,6 @@
 // family is timed next to plain, and each one's outputs and input grads are bitwise the
 // plain variant's (the ranking the controller's `kernels` strategy trusts).
 #include "kernels/registry/families.hpp"
-#include "kernels/timing/op_timer.hpp"
 #include "trainer/trainer_harness.hpp"
 
 #include <gtest/gtest.h>

@@ -46,7 +46,7 @@ gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p, const std
 
 TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
   ASSERT_NE(fused_adaln(), nullptr);
-  const auto params = gpu_test::legal_params(family("ADALN"));
+  const auto params = legal_params(family("ADALN"));
   ASSERT_FALSE(params.empty());
   gpu_test::PoisonOutputs poison;
   at::manual_seed(13);
@@ -74,7 +74,7 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
 }
 
 TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
-  const auto params = gpu_test::legal_params(family("ADALN"));
+  const auto params = legal_params(family("ADALN"));
   gpu_test::PoisonOutputs poison;
   at::manual_seed(14);
   for (const auto& s : kShapes) {

@@ -39,7 +39,7 @@ gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::T
 
 TEST(KernelsCat, EveryVariantMatchesPlainBitwise) {
   ASSERT_NE(fused_cat(), nullptr);
-  const auto params = gpu_test::legal_params(family("CAT"));
+  const auto params = legal_params(family("CAT"));
   ASSERT_FALSE(params.empty());
   gpu_test::PoisonOutputs poison;
   at::manual_seed(12);

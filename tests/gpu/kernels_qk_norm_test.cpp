@@ -47,7 +47,7 @@ std::string label(const ParamValues& p, at::ScalarType dtype, bool autocast, con
 
 TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
   ASSERT_NE(fused_qk_norm(), nullptr);
-  const auto params = gpu_test::legal_params(family("QKNORM"));
+  const auto params = legal_params(family("QKNORM"));
   ASSERT_FALSE(params.empty());
   gpu_test::PoisonOutputs poison;
   at::manual_seed(31);
@@ -70,7 +70,7 @@ TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
 }
 
 TEST(KernelsQkNorm, NormRopeEveryVariantMatchesPlainBitwise) {
-  const auto params = gpu_test::legal_params(family("QKNORM"));
+  const auto params = legal_params(family("QKNORM"));
   gpu_test::PoisonOutputs poison;
   at::manual_seed(32);
   for (const auto& s : kRopeShapes) {

@@ -29,7 +29,7 @@ gpu_test::Pass rope_pass(const RopeVariant& v, const ParamValues& p, const at::T
 TEST(KernelsRope, EveryVariantMatchesPlainBitwise) {
   ASSERT_NE(fused_rope(), nullptr);
   const auto& fam = family("ROPE");
-  const auto params = gpu_test::legal_params(fam);
+  const auto params = legal_params(fam);
   ASSERT_FALSE(params.empty());
   gpu_test::PoisonOutputs poison;
   at::manual_seed(11);

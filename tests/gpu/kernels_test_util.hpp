@@ -17,27 +17,6 @@
 
 namespace sg::kernels::gpu_test {
 
-// Every combination of the family's parameter values that satisfies its constraints.
-inline std::vector<ParamValues> legal_params(const FamilyInfo& fam) {
-  std::vector<ParamValues> out{{}};
-  for (const auto& spec : fam.parameters) {
-    std::vector<ParamValues> next;
-    for (const auto& partial : out) {
-      for (auto v : spec.values) {
-        auto p = partial;
-        p[spec.name] = v;
-        next.push_back(p);
-      }
-    }
-    out = next;
-  }
-  std::vector<ParamValues> legal;
-  for (const auto& p : out) {
-    if (check_params(fam, p) == Status::kSuccess) legal.push_back(p);
-  }
-  return legal;
-}
-
 inline std::string str(const ParamValues& p) {
   std::ostringstream os;
   for (const auto& [k, v] : p) os << k << "=" << v << " ";

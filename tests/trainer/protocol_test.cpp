@@ -58,7 +58,8 @@ TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
 // The data-parallel switches do nothing on one rank: the manifest says so
 // (min_world_size, protocol §1) and a one-rank campaign does not search them.
 TEST(Protocol, DataParallelSwitchesDeclareTheirMinimumWorldSize) {
-  for (const auto& s : describe().at("switches")) {
+  const auto manifest = describe();  // a named copy: the loop must not outlive a temporary
+  for (const auto& s : manifest.at("switches")) {
     const std::string name = s.at("name");
     const bool dp = name == "OVERLAP_COMM" || name == "BUCKET_MB" || name == "ZERO1";
     if (dp) {
@@ -72,14 +73,16 @@ TEST(Protocol, DataParallelSwitchesDeclareTheirMinimumWorldSize) {
 TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
   const std::string doc = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/docs/switches.md");
   ASSERT_FALSE(doc.empty());
-  for (const auto& s : describe().at("switches")) {
+  const auto manifest = describe();  // a named copy: the loop must not outlive a temporary
+  for (const auto& s : manifest.at("switches")) {
     EXPECT_NE(doc.find("`" + s.at("env").get<std::string>() + "`"), std::string::npos) << s.at("env");
   }
 }
 
 #if !SPEEDGATE_WITH_CUDA
 TEST(Protocol, CudaOnlySwitchesAreUnavailableOnCpuBuild) {
-  for (const auto& s : describe().at("switches")) {
+  const auto manifest = describe();  // a named copy: the loop must not outlive a temporary
+  for (const auto& s : manifest.at("switches")) {
     const std::string name = s.at("name");
     if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" || name == "FUSED_QK_NORM" ||
         name == "CUDA_GRAPHS" ||

@@ -3,7 +3,7 @@
 // (deliberately not an SG_* switch: it changes timing, never what is computed, and is
 // never searched or written into a preset). When set, LibTorch's Kineto profiler records
 // the steady-state steps (CPU ops, and on CUDA the device activity) and PATH receives a
-// JSON summary, written atomically (docs/protocol.md section 5):
+// JSON summary, written atomically (docs/protocol.md section 6):
 //   {"steps", "device", "torch", "total_us", "device_us", "cpu_self_us",
 //    "ops": [{"name", "kind", "calls", "total_us", "self_us", "avg_us", "percent"}]}
 // Profiled runs are slower (the profiler's callbacks on every op): compare shares, not
