@@ -1,6 +1,8 @@
 // Campaign-chosen kernel variants vs an exhaustive sweep (see variant_gap.hpp).
 #include "benchmarks/variant_gap.hpp"
 
+#include "agent/manifest/kernel_params.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -114,9 +116,9 @@ FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list
     if (on == c.config.end() || on->second != "1") continue;
     auto params = c.config.find(config_name);
     if (params != c.config.end()) {
-      g.chosen = canonical_params(params->second);
+      g.chosen = agent::canonical_kernel_value(params->second);
     } else if (fam.contains("defaults") && fam["defaults"].is_string()) {
-      g.chosen = canonical_params(fam["defaults"].get<std::string>());
+      g.chosen = agent::canonical_kernel_value(fam["defaults"].get<std::string>());
     } else {
       g.status = "not_chosen";
       g.detail = c.from + " turns " + g.switch_name + " on with the family's defaults, which this manifest does not list";
@@ -153,21 +155,6 @@ FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list
 }
 
 }  // namespace
-
-std::string canonical_params(const std::string& text) {
-  std::map<std::string, std::string> kv;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.empty()) continue;
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("kernel parameters: expected name=value, got '" + item + "'");
-    kv[item.substr(0, eq)] = item.substr(eq + 1);
-  }
-  std::string out;
-  for (const auto& [k, v] : kv) out += (out.empty() ? "" : ",") + k + "=" + v;
-  return out;
-}
 
 GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id, const json& sweep) {
   if (!sweep.is_object() || !sweep.contains("ops") || !sweep["ops"].is_array()) {

@@ -39,9 +39,6 @@ struct GapReport {
   std::vector<FamilyGap> families;
 };
 
-// "b=2,a=1" -> "a=1,b=2"; throws std::invalid_argument for an item without '='.
-std::string canonical_params(const std::string& text);
-
 // REQUIRES: sweep is the --json output of speedgate-kernels-bench. Throws
 // std::invalid_argument naming the problem (no campaign, malformed sweep).
 GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id, const nlohmann::json& sweep);

@@ -96,8 +96,9 @@ nlohmann::json build_manifest() {
                         {"variants", f.variants},
                         {"defaults", defaults},
                         {"available", f.available && reason.empty()},
-                        // `speedgate-train kernel-trial --family NAME` times its variants (§5)
-                        {"kernel_trial", true},
+                        // `speedgate-train kernel-trial --family NAME` times its variants at
+                        // these workloads' shapes (protocol §5)
+                        {"kernel_trial", {"wam"}},
                         {"unavailable_reason", f.available ? reason : f.unavailable_reason}});
   }
   m["kernel_families"] = families;

@@ -111,6 +111,15 @@ std::vector<std::pair<std::string, std::string>> config_env(const Config& c, con
   return env;
 }
 
+std::set<std::string> with_dependants(const Config& c, const std::string& name, const Manifest& m) {
+  std::set<std::string> out = {name};
+  for (const auto& [k, v] : c) {
+    Config needs = {{k, v}};
+    if (close_requires(needs, m) && needs.count(name)) out.insert(k);
+  }
+  return out;
+}
+
 Config normalize(const Config& c, const Manifest& m) {
   Config out;
   for (const auto& [k, v] : c) {

@@ -2,6 +2,7 @@
 // Its canonical key ("A=1,B=4", sorted; "" for the baseline) identifies it in the DB.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@ bool close_requires(Config& c, const Manifest& m);
 
 // Environment entries (SG_NAME, value) for the trainer.
 std::vector<std::pair<std::string, std::string>> config_env(const Config& c, const Manifest& m);
+
+// `name` and every member of `c` that needs it: whose requires, closed transitively (for a
+// kernel-variant entry KERNEL_<F>: its family's switch), include `name`. Dropping `name`
+// from `c` means dropping all of these.
+std::set<std::string> with_dependants(const Config& c, const std::string& name, const Manifest& m);
 
 // Drops entries equal to the switch default.
 Config normalize(const Config& c, const Manifest& m);

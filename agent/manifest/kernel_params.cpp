@@ -1,5 +1,9 @@
 #include "agent/manifest/kernel_params.hpp"
 
+#include <stdexcept>
+
+#include <map>
+
 #include <cctype>
 #include <set>
 #include <sstream>
@@ -153,6 +157,21 @@ std::string validate_kernel_value(const KernelFamily& f, const std::string& valu
   return "";
 }
 
+std::string canonical_kernel_value(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("kernel parameters: expected name=value, got '" + item + "'");
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  std::string out;
+  for (const auto& [k, v] : kv) out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
 std::vector<std::string> kernel_candidates(const KernelFamily& f) {
   std::vector<std::string> out = {""};
   for (const auto& p : f.parameters) {
@@ -164,7 +183,7 @@ std::vector<std::string> kernel_candidates(const KernelFamily& f) {
   }
   std::vector<std::string> valid;
   for (const auto& v : out) {
-    if (!v.empty() && validate_kernel_value(f, v).empty()) valid.push_back(v);
+    if (!v.empty() && validate_kernel_value(f, v).empty()) valid.push_back(canonical_kernel_value(v));
   }
   return valid;
 }

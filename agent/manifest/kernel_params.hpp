@@ -24,7 +24,13 @@ std::optional<bool> eval_constraint(const std::string& expr, const std::map<std:
 // Empty when `value` is a valid parameter string for the family, else why not.
 std::string validate_kernel_value(const KernelFamily& f, const std::string& value);
 
-// Every valid parameter string, in manifest order (cartesian product, filtered).
+// "b=2,a=1" -> "a=1,b=2": the parameters sorted by name, the form the trainer's
+// kernel-trial results and presets use. Throws std::invalid_argument for an item
+// without '='.
+std::string canonical_kernel_value(const std::string& text);
+
+// Every valid parameter string (cartesian product in manifest order, filtered), each in
+// canonical form.
 std::vector<std::string> kernel_candidates(const KernelFamily& f);
 
 }  // namespace sg::agent

@@ -1,5 +1,7 @@
 #include "agent/manifest/manifest.hpp"
 
+#include <algorithm>
+
 #include <climits>
 #include <cstdint>
 #include <set>
@@ -207,7 +209,12 @@ Manifest Manifest::keep_switches(const std::function<bool(const SwitchSpec&)>& k
 }
 
 Manifest Manifest::for_workload(const std::string& workload) const {
-  return keep_switches([&](const SwitchSpec& s) { return s.applies_to(workload); });
+  Manifest m = keep_switches([&](const SwitchSpec& s) { return s.applies_to(workload); });
+  for (auto& f : m.kernel_families) {  // kernel trials only where the trainer can time them
+    const auto& ws = f.kernel_trial_workloads;
+    if (!ws.empty() && std::find(ws.begin(), ws.end(), workload) == ws.end()) f.kernel_trial = false;
+  }
+  return m;
 }
 
 Manifest Manifest::for_world_size(int world_size) const {
@@ -271,7 +278,16 @@ Manifest parse_manifest(const json& j) {
       kf.switch_name = opt_string(f, "switch");
       kf.available = opt_bool(f, "available", false, where);
       kf.unavailable_reason = opt_string(f, "unavailable_reason");
-      kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);
+      // true (every workload) or the workloads whose shapes `kernel-trial` knows (protocol §1).
+      if (f.contains("kernel_trial") && f["kernel_trial"].is_array()) {
+        for (const auto& w : f["kernel_trial"]) {
+          if (!w.is_string()) bad(where + ".kernel_trial", "not a list of workload names");
+          kf.kernel_trial_workloads.push_back(w.get<std::string>());
+        }
+        kf.kernel_trial = !kf.kernel_trial_workloads.empty();
+      } else {
+        kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);
+      }
       kf.constraints = string_list(f, "constraints", where, false);
       kf.variants = string_list(f, "variants", where, false);
       if (kf.env.rfind("SG_KERNEL_", 0) != 0) bad(where + ".env", "'" + kf.env + "' must start with SG_KERNEL_");

@@ -54,6 +54,9 @@ struct KernelFamily {
   bool available = false;
   std::string unavailable_reason;
   bool kernel_trial = false;  // the trainer's `kernel-trial` times this family (protocol §5)
+  // The workloads it can time it for (manifest "kernel_trial": [...]); empty = every one.
+  // for_workload() clears kernel_trial for any other workload.
+  std::vector<std::string> kernel_trial_workloads;
 };
 
 struct SizeSpec {

@@ -45,17 +45,6 @@ namespace {
 
 constexpr double kPruneMaxLoss = kNoiseThreshold;
 
-// `name` and every member of `c` that needs it: whose requires, closed transitively (for a
-// kernel-variant entry: its family's switch), include `name`.
-std::set<std::string> with_dependants(const Config& c, const std::string& name, const Manifest& m) {
-  std::set<std::string> out = {name};
-  for (const auto& [k, v] : c) {
-    Config needs = {{k, v}};
-    if (close_requires(needs, m) && needs.count(name)) out.insert(k);
-  }
-  return out;
-}
-
 bool is_memory_switch(const std::string& name, const Manifest& m) {
   const SwitchSpec* s = m.find_switch(name);
   return s && s->effect == "memory";

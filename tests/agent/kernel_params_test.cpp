@@ -40,6 +40,17 @@ TEST(KernelParams, CandidatesRespectConstraints) {
   EXPECT_EQ(c, want);
 }
 
+// Candidates come in canonical form (parameters sorted by name), as the trainer's
+// kernel-trial results and presets write them, whatever the manifest's order.
+TEST(KernelParams, CandidatesAreCanonical) {
+  KernelFamily f;
+  f.name = "CAT";
+  f.parameters = {{"threads", {"128", "256"}}, {"flat", {"0", "1"}}};
+  EXPECT_EQ(kernel_candidates(f), (std::vector<std::string>{"flat=0,threads=128", "flat=1,threads=128",
+                                                            "flat=0,threads=256", "flat=1,threads=256"}));
+  EXPECT_EQ(canonical_kernel_value("vec=2,threads=64"), "threads=64,vec=2");
+}
+
 TEST(KernelParams, ValuesAreValidated) {
   Manifest m = manifest_with_family();
   const KernelFamily& f = m.kernel_families[0];

@@ -108,6 +108,22 @@ TEST(KernelSearch, NoKernelTrialResultMeansNoTrainingTrials) {
   EXPECT_TRUE(ctx.kernel_choice.empty());
 }
 
+// With a variant chosen, the minifier still isolates a culprit from a failing set that
+// holds the fused switch: the switch and its variant go together, so neither is put back.
+TEST(KernelSearch, MinifyIsolatesTheCulpritWhenAVariantRidesAlong) {
+  const Manifest m = rope_manifest();
+  ReplayEvaluator replay(json{{"entries",
+                               {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}}, "gate_failed"),
+                                entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted"),
+                                entry({{"OTHER", "1"}}, "gate_failed")}}});
+  SearchContext ctx(m, replay, options());
+  ctx.kernel_choice["KERNEL_ROPE"] = "threads=256";
+  ctx.pending_minify.push_back({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}});
+  ctx.run_strategy("minify");
+  ASSERT_EQ(ctx.conflicts.size(), 1u);
+  EXPECT_EQ(config_key(ctx.conflicts[0]), "OTHER=1");
+}
+
 TEST(KernelSearch, TheChoiceRidesAlongWhereverTheSwitchIsOn) {
   const Manifest m = rope_manifest();
   ReplayEvaluator replay(json{{"entries", json::array()}});

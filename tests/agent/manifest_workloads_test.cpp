@@ -49,6 +49,21 @@ TEST(ManifestWorkloads, ForWorkloadKeepsOnlyApplicableSwitchesAndFamilies) {
   EXPECT_EQ(wam.kernel_families.size(), 1u);
 }
 
+// "kernel_trial": a list of workloads keeps kernel trials to them (speedgate-train's
+// kernel-trial knows wam's shapes only); true means every workload.
+TEST(ManifestWorkloads, KernelTrialsOnlyForTheWorkloadsTheTrainerNames) {
+  auto j = two_workload_manifest();
+  j["kernel_families"][0]["switch"] = "C";  // applies to both workloads
+  j["kernel_families"][0]["kernel_trial"] = {"wam"};
+  const Manifest m = parse_manifest(j);
+  EXPECT_TRUE(m.for_workload("wam").kernel_families.at(0).kernel_trial);
+  EXPECT_FALSE(m.for_workload("lm").kernel_families.at(0).kernel_trial) << "kept for lm, but not timeable there";
+  j["kernel_families"][0]["kernel_trial"] = true;
+  EXPECT_TRUE(parse_manifest(j).for_workload("lm").kernel_families.at(0).kernel_trial);
+  j["kernel_families"][0]["kernel_trial"] = {1};
+  EXPECT_THROW(parse_manifest(j), UsageError);
+}
+
 TEST(ManifestWorkloads, UnknownOrEmptyWorkloadListIsRejected) {
   auto j = two_workload_manifest();
   j["switches"][0]["workloads"] = {"video"};

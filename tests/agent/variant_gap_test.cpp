@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/manifest/kernel_params.hpp"
+
 #include "agent/manifest/config.hpp"
 #include "tests/agent/test_util.hpp"
 
@@ -189,8 +191,8 @@ TEST_F(VariantGap, BadInputNamesTheProblem) {
   campaign(s);
   EXPECT_THROW(variant_gap(s, 99, sweep()), std::invalid_argument);
   EXPECT_THROW(variant_gap(s, std::nullopt, json::array()), std::invalid_argument);
-  EXPECT_EQ(canonical_params("vec=2,threads=64"), "threads=64,vec=2");
-  EXPECT_THROW(canonical_params("threads"), std::invalid_argument);
+  EXPECT_EQ(agent::canonical_kernel_value("vec=2,threads=64"), "threads=64,vec=2");
+  EXPECT_THROW(agent::canonical_kernel_value("threads"), std::invalid_argument);
 }
 
 }  // namespace
