@@ -10,9 +10,7 @@
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_table.hpp"
 
-#include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
-#include <torch/version.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -180,13 +178,12 @@ int kernel_trial_command(const std::vector<std::string>& args) {
       if (f.name == o.family) fam = &f;
     }
     if (fam == nullptr) throw BadInputError("unknown kernel family '" + o.family + "' (see describe --json)");
-    rt = setup_runtime(o.threads, Switches{});
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-    // Time the kernels, not deterministic mode's NaN fill of every new tensor: the fill adds
-    // the same kernels to every variant and flattens the differences that rank them (the
-    // H200 kernel trials timed ROPE ~100 us slower than the bench). It changes no result.
-    at::globalContext().setDeterministicFillUninitializedMemory(false);
-#endif
+    // Time the kernels, not deterministic mode's NaN fill of every new tensor (NO_UNINIT_FILL):
+    // the fill adds the same kernels to every variant and flattens the differences that rank
+    // them (the H200 kernel trials timed ROPE ~100 us slower than the bench). It changes no result.
+    Switches sw;
+    sw.no_uninit_fill = true;
+    rt = setup_runtime(o.threads, sw);
     variants = resolve_variants(o, *fam, fam->available && rt.device.is_cuda());
     if (!o.heartbeat_path.empty()) write_heartbeat(o.heartbeat_path, 0);
   } catch (const BadInputError& e) {

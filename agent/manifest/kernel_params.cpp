@@ -1,12 +1,10 @@
 #include "agent/manifest/kernel_params.hpp"
 
-#include <stdexcept>
-
-#include <map>
-
 #include <cctype>
+#include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace sg::agent {
 namespace {

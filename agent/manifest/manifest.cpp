@@ -280,10 +280,7 @@ Manifest parse_manifest(const json& j) {
       kf.unavailable_reason = opt_string(f, "unavailable_reason");
       // true (every workload) or the workloads whose shapes `kernel-trial` knows (protocol §1).
       if (f.contains("kernel_trial") && f["kernel_trial"].is_array()) {
-        for (const auto& w : f["kernel_trial"]) {
-          if (!w.is_string()) bad(where + ".kernel_trial", "not a list of workload names");
-          kf.kernel_trial_workloads.push_back(w.get<std::string>());
-        }
+        kf.kernel_trial_workloads = string_list(f, "kernel_trial", where, false);
         kf.kernel_trial = !kf.kernel_trial_workloads.empty();
       } else {
         kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);

@@ -46,8 +46,12 @@ class Kernels : public Strategy {
     }
     std::vector<KernelVariantTiming> ranked;
     for (const auto& t : timed->variants) {
-      if (!t.plain() && t.matches_plain) ranked.push_back(t);
-      if (!t.plain() && !t.matches_plain) spdlog::warn("[kernels] {} {}: not bitwise the plain variant", f.name, t.params);
+      if (t.plain()) continue;
+      if (t.matches_plain) {
+        ranked.push_back(t);
+      } else {
+        spdlog::warn("[kernels] {} {}: not bitwise the plain variant", f.name, t.params);
+      }
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const KernelVariantTiming& a, const KernelVariantTiming& b) {
       return a.fwdbwd_us < b.fwdbwd_us;

@@ -125,12 +125,13 @@ class Prune : public Strategy {
           best_speed = e.speedup;
         }
       }
-      if (!best || best_speed < fastest * (1.0 - kPruneMaxLoss)) break;
+      const double floor = fastest * (1.0 - kPruneMaxLoss);  // slowest a kept drop may be
+      if (!best || best_speed < floor) break;
       // Every harmless drop at once: one evaluation instead of a round per member. When
       // it holds, each member left was measured slower to drop: done.
-      if (auto bulk = drop_all_harmless(ctx, current, round, fastest * (1.0 - kPruneMaxLoss))) {
+      if (auto bulk = drop_all_harmless(ctx, current, round, floor)) {
         const Evaluation& e = ctx.evaluate(*bulk, steps, "prune");
-        if (e.accepted() && e.speedup >= fastest * (1.0 - kPruneMaxLoss)) {
+        if (e.accepted() && e.speedup >= floor) {
           spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)", e.speedup, current_speed);
           current = *bulk;
           ctx.best_combination = current;
