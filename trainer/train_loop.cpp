@@ -20,6 +20,7 @@
 #include "trainer/runtime/op_profile.hpp"
 #include "trainer/runtime/phase_peaks.hpp"
 #include "trainer/runtime/phase_profile.hpp"
+#include "trainer/runtime/step_stats.hpp"
 #include "trainer/test_faults.hpp"
 #include "trainer/workload/wam_workload.hpp"
 
@@ -103,15 +104,35 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   PhasePeaks& phase_peaks = PhasePeaks::instance();
   phase_peaks.reset(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
+  StepStats stats(rt.device, sw.async_step_stats);
+  // A step's loss and gradient norm reach the host at once, or one step later
+  // (ASYNC_STEP_STATS); its record is written then, so the records of a failed run hold only
+  // steps whose values were read. A step's time is known when it ends.
+  std::vector<double> step_seconds;
+  auto record = [&](const std::vector<StepValues>& values) {
+    for (const auto& v : values) {
+      const float loss_value = global_mean(comm, v.loss_sum / static_cast<float>(accum));
+      const auto s = static_cast<size_t>(v.step);
+      r.step_records.push_back({v.step, loss_value, v.grad_norm, s < step_seconds.size() ? step_seconds[s] : 0.0});
+      if (!std::isfinite(loss_value) || !std::isfinite(v.grad_norm)) {
+        throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(v.step));
+      }
+    }
+  };
   for (int64_t step = 0; step < opt.steps; ++step) {
-    if (step == first_steady_step) op_profile.start();
+    // Steady-state time starts with the device idle: what an earlier step left queued
+    // (ASYNC_STEP_STATS lets the host run ahead) is not counted.
+    if (step == first_steady_step) {
+      record(stats.flush());
+      op_profile.start();
+    }
     const auto t0 = Clock::now();
     profile.set_recording(step >= first_steady_step);
     // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
     torch::manual_seed(mix_seed(mix_seed(seed, 0), static_cast<uint64_t>(step)));
     if (faults.rank_crash && step == 1 && rt.rank == 1) std::abort();
     for (auto& p : params) p.mutable_grad() = at::Tensor();
-    at::Tensor logged = at::zeros({}, at::kFloat);
+    stats.begin_step(step);
     for (int64_t g = 0; g < accum; ++g) {
       const DeviceBatch batch = [&] {
         ScopedPhase phase("data", rt.device);
@@ -120,27 +141,26 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
       at::Tensor loss = wam.loss(batch, noise_seed);
       if (faults.nan_loss && step == 1) loss = loss * std::nan("");
       if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
-      logged = logged + loss.detach().to(at::kCPU);
+      stats.add_loss(loss);
       // Average the micro-batches: loss / G before backward (the test fault sums them).
       ScopedPhase phase("backward", rt.device);
       reducer.begin_backward(/*last=*/g + 1 == accum);
       (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
     }
     reducer.finish();  // gradients averaged over ranks
-    const float loss_value = global_mean(comm, (logged / static_cast<double>(accum)).item<float>());
-    const float grad_norm = [&] {
+    {
       ScopedPhase phase("clip", rt.device);
-      return clip_grad_norm(params, kMaxGradNorm);
-    }();
-    r.step_records.push_back({step, loss_value, grad_norm, 0.0});
-    if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
-      throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(step));
+      stats.set_grad_norm(clip_grad_norm(params, kMaxGradNorm));
     }
+    record(stats.ready());
     {
       ScopedPhase phase("optimizer", rt.device);
       optim.step();
     }
-    r.step_records.back().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    stats.end_step();
+    if (step + 1 == opt.steps) record(stats.flush());  // the last step's time includes its wait
+    step_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!r.step_records.empty() && r.step_records.back().step == step) r.step_records.back().seconds = step_seconds.back();
     if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
   }
 

@@ -129,6 +129,27 @@ TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
   EXPECT_EQ(r.stderr_text.find("CUDA_GRAPHS captured"), std::string::npos) << r.stderr_text;
 }
 
+// The switches that change how a step is queued, not what it computes (ASYNC_STEP_STATS,
+// NO_UNINIT_FILL), both at once: on the default and on
+// graphed layers with the fused kernels, with and without accumulation, bitwise the same
+// run without them.
+TEST(GpuIdentity, StepQueueingSwitchesTogetherAreBitwise) {
+  const std::vector<std::map<std::string, std::string>> sides = {
+      {},
+      {{"SG_CKPT_LAYERS", "1"}, {"SG_CUDA_GRAPHS", "1"}, {"SG_FUSED_ADALN", "1"}, {"SG_FUSED_ROPE", "1"},
+       {"SG_FAST_CAT", "1"}, {"SG_FAST_INPUT", "1"}, {"SG_PIN_MEMORY", "1"}, {"SG_TEXT_CACHE", "1"}},
+  };
+  for (const int accum : {1, 3}) {
+    for (const auto& env : sides) {
+      std::string label = "accum " + std::to_string(accum) + (env.empty() ? " default" : " graphed+fused");
+      auto queued = env;
+      queued["SG_ASYNC_STEP_STATS"] = "1";
+      queued["SG_NO_UNINIT_FILL"] = "1";
+      gpu_test::expect_bitwise_runs(run("small", 2, env, 4, accum), run("small", 2, queued, 4, accum), label);
+    }
+  }
+}
+
 // base at micro-batch 256 without recompute needs several times an H200's memory.
 TEST(GpuOom, HugeMicroBatchExitsThree) {
   const auto r = run("base", 256, {{"SG_CKPT_LAYERS", "0"}}, 1);

@@ -75,7 +75,7 @@ std::vector<at::Tensor> grads_with(int64_t ckpt_layers, bool mixed) {
   auto ctx = torch::randn({2, c.text_len, c.text_dim});
   auto mask = torch::ones({2, c.text_len}, torch::kBool);
   mask.narrow(1, 10, c.text_len - 10).fill_(false);
-  auto pred = model->forward(x, a, t, ctx, mask);
+  auto pred = model->forward(x, a, t, ctx, mask, /*context_all_visible=*/false);
   (pred.video.square().mean() + pred.action.square().mean()).backward();
   std::vector<at::Tensor> grads;
   for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());

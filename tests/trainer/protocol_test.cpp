@@ -205,10 +205,31 @@ TEST(Protocol, NonFiniteLossExitsFour) {
   EXPECT_EQ(r.result.at("step_records").size(), 2u);
 }
 
+// Read one step late, the NaN of step 1 is still reported as step 1's, with no record of
+// the step begun meanwhile.
+TEST(Protocol, NonFiniteLossExitsFourWithAsyncStepStats) {
+  const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "nan"}, {"SG_ASYNC_STEP_STATS", "1"}});
+  EXPECT_EQ(r.exit_code, 4) << r.stderr_text;
+  EXPECT_EQ(r.result.at("status"), "nan");
+  EXPECT_EQ(r.result.at("step_records").size(), 2u);
+  EXPECT_NE(r.stderr_text.find("at step 1"), std::string::npos) << r.stderr_text;
+}
+
+// The injected out-of-memory error comes in step 1: the records hold step 0 only, with its
+// real values (never a placeholder for the step that failed). With ASYNC_STEP_STATS too:
+// step 0's values were read when the steady-state steps began (warm-up 1), bitwise the same.
 TEST(Protocol, OutOfMemoryExitsThree) {
   const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "oom"}});
   EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
   EXPECT_EQ(r.result.at("status"), "oom");
+  ASSERT_EQ(r.result.at("step_records").size(), 1u);
+  EXPECT_EQ(r.result["step_records"][0]["step"], 0);
+  EXPECT_GT(r.result["step_records"][0]["loss"].get<double>(), 0.0);
+  const auto lagged = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "oom"}, {"SG_ASYNC_STEP_STATS", "1"}});
+  EXPECT_EQ(lagged.exit_code, 3) << lagged.stderr_text;
+  ASSERT_EQ(lagged.result.at("step_records").size(), 1u);
+  EXPECT_EQ(lagged.result["step_records"][0]["loss_bits"], r.result["step_records"][0]["loss_bits"]);
+  EXPECT_EQ(lagged.result["step_records"][0]["grad_norm_bits"], r.result["step_records"][0]["grad_norm_bits"]);
 }
 
 }  // namespace

@@ -70,8 +70,10 @@ INSTANTIATE_TEST_SUITE_P(
                       EnvCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
                       EnvCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
                       EnvCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
+                      EnvCase{"AsyncStepStats", {{"SG_ASYNC_STEP_STATS", "1"}}},
                       EnvCase{"AllBitwise",
                                   {{"SG_TEXT_CACHE", "1"},
+                                   {"SG_ASYNC_STEP_STATS", "1"},
                                    {"SG_TEXT_ENCODER_OFFLOAD", "1"},
                                    {"SG_FAST_INPUT", "1"},
                                    {"SG_VAE_FIRST", "1"},
@@ -108,6 +110,17 @@ INSTANTIATE_TEST_SUITE_P(
                       EnvCase{"VaeFullClip", {{"SG_VAE_FULLCLIP", "1"}}},
                       EnvCase{"VaeChannelsLast", {{"SG_VAE_CHANNELS_LAST", "1"}}}),
     env_case_name);
+
+// Three micro-batches a step: the lagged loss is summed on the device and divided on the
+// host, and must give the bits the host-side sum gives.
+TEST(TrainIdentity, AsyncStepStatsWithGradientAccumulation) {
+  const std::string args = tiny_run(/*steps=*/3, /*micro=*/1, /*accum=*/3);
+  const auto base = run_trainer(args);
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const auto lagged = run_trainer(args, {{"SG_ASYNC_STEP_STATS", "1"}});
+  ASSERT_EQ(lagged.exit_code, 0) << lagged.stderr_text;
+  expect_bitwise_equal(base.result, lagged.result);
+}
 
 // SPEEDGATE_PROFILE=1 only synchronises and times phases: the same bits as an unprofiled
 // run, and the phase totals cover the steady-state steps.

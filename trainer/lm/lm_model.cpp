@@ -19,12 +19,10 @@ at::Tensor LmModelImpl::forward(const at::Tensor& inputs, const at::Tensor& doc_
   const auto rope = rope1d_table(inputs.size(1), cfg.head_dim, cfg.rope_theta, device);
   auto mask = document_causal_mask(doc_ids);
   const AttnBackend backend = opt.backend;
-  // Graphed blocks cannot read the mask on the host during capture: the SDPA backends'
-  // all-visible check (attention()) is made here once, an all-true mask passed as none.
-  if (opt.cuda_graphs && backend != AttnBackend::kMath && torch::GradMode::is_enabled() &&
-      mask.all().item<bool>()) {
-    mask = at::Tensor();
-  }
+  // The SDPA backends take an all-visible mask as none; attention() never reads a mask on
+  // the host. A document-causal mask over L > 1 positions is never all-visible (position 0
+  // does not see position 1), so the check needs no device read.
+  if (backend != AttnBackend::kMath && inputs.size(1) == 1) mask = at::Tensor();
   if (opt.cuda_graphs && graphs_.empty()) {
     for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("lm." + std::to_string(i)));
   }

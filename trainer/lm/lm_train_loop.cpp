@@ -144,7 +144,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
       (loss_sum / denom).backward();
     }
     const float loss_value = (logged / static_cast<double>(step_tokens)).item<float>();
-    const float grad_norm = clip_grad_norm(params, kMaxGradNorm);
+    const float grad_norm = clip_grad_norm(params, kMaxGradNorm).item<float>();
     r.step_records.push_back({step, loss_value, grad_norm, 0.0});
     if (!std::isfinite(loss_value) || !std::isfinite(grad_norm)) {
       throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(step));

@@ -325,10 +325,6 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
   return GraphedFunction::apply(holder, at::TensorList(defined.tensors), at::TensorList(params));
 }
 
-bool current_stream_is_capturing() {
-  return c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
-}
-
 #else  // no CUDA graphs in this build
 
 struct CapturedLayer {};
@@ -343,8 +339,6 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
   throw std::logic_error("CUDA_GRAPHS: layer " + layer.name() +
                          ": this build has no CUDA graphs (needs a CUDA build with LibTorch >= 2)");
 }
-
-bool current_stream_is_capturing() { return false; }
 
 #endif
 

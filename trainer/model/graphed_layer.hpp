@@ -60,8 +60,4 @@ class GraphedLayer {
 // for inputs not on a CUDA device.
 TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& inputs, const TensorList& params);
 
-// True while the current CUDA stream is being captured into a graph (always false on a
-// build without CUDA): code that would synchronise with the host must not run then.
-bool current_stream_is_capturing();
-
 }  // namespace sg::trainer

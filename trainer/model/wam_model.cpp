@@ -9,13 +9,14 @@
 
 namespace sg::trainer {
 
-at::Tensor build_joint_mask(const WamConfig& c, c10::Device device) {
+at::Tensor build_joint_mask(const WamConfig& c, c10::Device device, bool* all_visible) {
   const int64_t tv = c.video_tokens(), s = c.tokens_per_sample();
   const int64_t per_frame = c.grid_h() * c.grid_w();
   auto mask = torch::zeros({s, s}, torch::kBool);
   mask.narrow(0, 0, tv).narrow(1, 0, tv).fill_(true);                     // video sees video
   mask.narrow(0, 0, per_frame).narrow(1, per_frame, tv - per_frame).fill_(false);  // first frame causal
   mask.narrow(0, tv, s - tv).fill_(true);                                 // actions see everything
+  if (all_visible != nullptr) *all_visible = mask.all().item<bool>();      // on the host: no device sync
   return mask.to(device);
 }
 
@@ -49,9 +50,12 @@ at::Tensor WamModelImpl::rope_table(c10::Device device) {
   return rope_cache_;
 }
 
-at::Tensor WamModelImpl::joint_mask(c10::Device device) {
-  if (!opt.memoize_tables) return build_joint_mask(cfg, device);
-  if (!mask_cache_.defined() || mask_cache_.device() != device) mask_cache_ = build_joint_mask(cfg, device);
+at::Tensor WamModelImpl::joint_mask(c10::Device device, bool* all_visible) {
+  if (!opt.memoize_tables) return build_joint_mask(cfg, device, all_visible);
+  if (!mask_cache_.defined() || mask_cache_.device() != device) {
+    mask_cache_ = build_joint_mask(cfg, device, &mask_all_visible_);
+  }
+  *all_visible = mask_all_visible_;
   return mask_cache_;
 }
 
@@ -69,7 +73,8 @@ at::Tensor WamModelImpl::unpatchify(const at::Tensor& tokens) const {
 }
 
 Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, const at::Tensor& t,
-                                 const at::Tensor& context, const at::Tensor& context_mask) {
+                                 const at::Tensor& context, const at::Tensor& context_mask,
+                                 bool context_all_visible) {
   const auto device = x_t.device();
   auto x_v = patch_embed(patchify(x_t));
   auto x_a = action_embed(a_t);
@@ -78,15 +83,15 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
   auto ctx_v = text_v2(at::gelu(text_v1(context), "tanh"));
   auto ctx_a = text_a2(at::gelu(text_a1(context), "tanh"));
   const auto rope = rope_table(device);
-  const auto mask = joint_mask(device);
-  // Graphed layers cannot read masks on the host during capture: the SDPA backends'
-  // all-visible check (attention()) is made here once, an all-true mask passed as none.
-  at::Tensor layer_mask = mask, layer_context_mask = context_mask;
+  bool joint_all_visible = false;
+  const auto mask = joint_mask(device, &joint_all_visible);
+  // The SDPA backends take an all-visible mask as none (another kernel). attention() never
+  // reads a mask on the host (a device sync per call, impossible under graph capture):
+  // the flags come from the host copies the masks were made from.
+  const bool sdpa = opt.backend != AttnBackend::kMath;
+  const at::Tensor layer_mask = sdpa && joint_all_visible ? at::Tensor() : mask;
+  const at::Tensor layer_context_mask = sdpa && context_all_visible ? at::Tensor() : context_mask;
   const bool graphs = opt.cuda_graphs && !opt.mixed_attn_ckpt;
-  if (graphs && opt.backend != AttnBackend::kMath && torch::GradMode::is_enabled()) {
-    if (layer_mask.all().item<bool>()) layer_mask = at::Tensor();
-    if (layer_context_mask.all().item<bool>()) layer_context_mask = at::Tensor();
-  }
   if (graphs && graphs_.empty()) {
     for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("wam." + std::to_string(i)));
   }

@@ -27,9 +27,10 @@ struct Prediction {
 struct WamModelImpl : torch::nn::Module {
   WamModelImpl(const WamConfig& c, ModelOptions opt);
   // x_t [B, z, F, h, w] noisy latents, a_t [B, Ta, Af] noisy actions, t [B] in [0, 1],
-  // context [B, L, text_dim], context_mask [B, L] bool.
+  // context [B, L, text_dim], context_mask [B, L] bool; context_all_visible: every entry
+  // of context_mask is true (known on the host, so the model never reads the mask back).
   Prediction forward(const at::Tensor& x_t, const at::Tensor& a_t, const at::Tensor& t, const at::Tensor& context,
-                     const at::Tensor& context_mask);
+                     const at::Tensor& context_mask, bool context_all_visible);
 
   // True when layer i is checkpointed as a whole.
   bool checkpoints_layer(int64_t i) const;
@@ -45,10 +46,11 @@ struct WamModelImpl : torch::nn::Module {
 
  private:
   at::Tensor rope_table(c10::Device device);
-  at::Tensor joint_mask(c10::Device device);
+  at::Tensor joint_mask(c10::Device device, bool* all_visible);
   at::Tensor patchify(const at::Tensor& x) const;
   at::Tensor unpatchify(const at::Tensor& tokens) const;
   at::Tensor rope_cache_, mask_cache_;
+  bool mask_all_visible_ = false;
   std::vector<std::shared_ptr<GraphedLayer>> graphs_;  // per layer, created on first use (CUDA_GRAPHS)
 };
 TORCH_MODULE(WamModel);
@@ -56,6 +58,7 @@ TORCH_MODULE(WamModel);
 // [S, S] attention mask of the joint sequence: action tokens see everything; video
 // tokens see all video tokens except that first-frame tokens see only the first frame;
 // video tokens do not see action tokens.
-at::Tensor build_joint_mask(const WamConfig& c, c10::Device device);
+// *all_visible (if given): whether every entry is true, computed on the host.
+at::Tensor build_joint_mask(const WamConfig& c, c10::Device device, bool* all_visible = nullptr);
 
 }  // namespace sg::trainer

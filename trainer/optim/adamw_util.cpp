@@ -17,7 +17,7 @@ const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim
   return static_cast<const torch::optim::AdamWParamState*>(it->second.get());
 }
 
-float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   std::vector<at::Tensor> norms;
   for (const auto& p : params) {
     if (p.grad().defined()) norms.push_back(p.grad().to(at::kFloat).norm(2));
@@ -27,7 +27,7 @@ float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm) {
   for (const auto& p : params) {
     if (p.grad().defined()) p.grad().mul_(coef.to(p.grad().scalar_type()));
   }
-  return total.item<float>();
+  return total;
 }
 
 std::string optimizer_digest(const torch::optim::AdamW& optim,

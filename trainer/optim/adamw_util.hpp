@@ -15,8 +15,9 @@ namespace sg::trainer {
 // differs between LibTorch 1.x and 2.x).
 const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p);
 
-// Global L2 norm of all gradients (float32), then scales them by min(1, max / norm).
-float clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
+// Global L2 norm of all gradients (a float32 0-dim tensor on their device, not read back
+// here), after scaling them by min(1, max / norm).
+at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm);
 
 // Digest of the optimizer state; *bytes gets the bytes of exp_avg and exp_avg_sq.
 std::string optimizer_digest(const torch::optim::AdamW& optim,

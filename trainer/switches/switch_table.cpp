@@ -122,7 +122,8 @@ std::vector<SwitchSpec> build_table() {
                    "Collate frames into one uint8 clip tensor in the loader workers and convert it on the "
                    "device in one batch with the same ops in the same order (instead of per-frame float "
                    "conversion on the host and a blocking float copy); small host tensors go through "
-                   "non-blocking copies; the RoPE table is memoized per device.",
+                   "non-blocking copies, the flow-matching noise through pinned memory (a blocking copy from "
+                   "pageable memory waits for the device to drain); the RoPE table is memoized per device.",
                    to(&Switches::fast_input)));
   t.push_back(flag("VAE_FIRST", I::kBitwise, E::kSchedule, {},
                    "Queue the VAE encode before the text encode so cache lookups overlap the VAE on the GPU.",
@@ -248,6 +249,14 @@ std::vector<SwitchSpec> build_table() {
                                  "a 1.37 s step).",
                                  to(&Switches::no_uninit_fill),
                                  kFillUninitialized ? "" : "LibTorch < 2.1 does not fill uninitialised memory")));
+  t.push_back(flag("ASYNC_STEP_STATS", I::kBitwise, E::kSchedule, {},
+                   "Keep each step's loss and gradient norm on the device and read them one step later "
+                   "through a non-blocking copy (instead of a device sync per micro-batch's loss, like loss.item(), and one "
+                   "for the gradient norm), "
+                   "so the host queues the next step while the device runs this one. The same float "
+                   "additions on the device instead of the host; a non-finite loss is reported one step "
+                   "later.",
+                   to(&Switches::async_step_stats)));
   // ---- distributed data parallel (WORLD_SIZE > 1; no-ops on one rank) ----
   t.push_back(data_parallel(flag("OVERLAP_COMM", I::kBitwise, E::kSchedule, {},
                    "Start each gradient bucket's all-reduce as soon as its gradients are ready during the "

@@ -38,6 +38,7 @@ struct Switches {
   bool alloc_expandable = false;
   bool numa_bind = false;
   bool no_uninit_fill = false;
+  bool async_step_stats = false;
   // distributed (no-ops at world size 1)
   bool overlap_comm = false;
   int64_t bucket_mb = 25;

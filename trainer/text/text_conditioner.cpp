@@ -81,11 +81,13 @@ TextContext TextConditioner::encode(const at::Tensor& ids_host, const at::Tensor
     }
     ctx.rows = at::stack(rows, 0);
   }
+  int64_t keep = mask_host.size(1);
   if (truncate_) {
-    const int64_t keep = std::max<int64_t>(1, mask_host.sum(1).max().item<int64_t>());
+    keep = std::max<int64_t>(1, mask_host.sum(1).max().item<int64_t>());
     ctx.rows = ctx.rows.narrow(1, 0, keep);
     ctx.mask = ctx.mask.narrow(1, 0, keep);
   }
+  ctx.all_visible = mask_host.narrow(1, 0, keep).all().item<bool>();
   return ctx;
 }
 

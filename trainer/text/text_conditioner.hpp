@@ -17,6 +17,7 @@ namespace sg::trainer {
 struct TextContext {
   at::Tensor rows;  // [B, L', text_dim]
   at::Tensor mask;  // [B, L'] bool
+  bool all_visible = false;  // every entry of mask is true (from the host mask: no device sync)
 };
 
 class TextConditioner {

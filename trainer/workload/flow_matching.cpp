@@ -7,8 +7,22 @@
 
 namespace sg::trainer {
 
+namespace {
+
+// The host draws, stacked, on the device.
+at::Tensor stacked_on(const std::vector<at::Tensor>& draws, c10::Device device, bool async_copies) {
+  if (!(async_copies && device.is_cuda())) return at::stack(draws).to(device);
+  auto shape = draws.front().sizes().vec();
+  shape.insert(shape.begin(), static_cast<int64_t>(draws.size()));
+  auto pinned = at::empty(shape, draws.front().options().pinned_memory(true));
+  at::stack_out(pinned, draws);
+  return pinned.to(device, /*non_blocking=*/true);
+}
+
+}  // namespace
+
 FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions, const std::vector<int64_t>& sample_ids,
-                         uint64_t seed) {
+                         uint64_t seed, bool async_copies) {
   std::vector<at::Tensor> ts, eps, eps_a;
   auto host = at::TensorOptions().dtype(at::kFloat);
   auto lat_shape = latents.sizes().slice(1).vec();
@@ -21,9 +35,9 @@ FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions, c
   }
   const auto device = latents.device();
   FlowTargets f;
-  f.t = at::cat(ts).to(device);
-  auto noise = at::stack(eps).to(device);
-  auto noise_a = at::stack(eps_a).to(device);
+  f.t = stacked_on(ts, device, async_copies).view({-1});  // [B, 1] -> [B]
+  auto noise = stacked_on(eps, device, async_copies);
+  auto noise_a = stacked_on(eps_a, device, async_copies);
   auto x0 = latents.to(at::kFloat);
   auto a0 = actions.to(at::kFloat);
   auto tv = f.t.view({-1, 1, 1, 1, 1});

@@ -79,8 +79,8 @@ at::Tensor WamWorkload::loss(const DeviceBatch& batch, uint64_t noise_seed) {
     latents = encode_video(batch);
   }
   ScopedPhase phase("forward", device_);
-  const auto flow = flow_targets(latents, batch.actions, batch.sample_ids, noise_seed);
-  const auto pred = model->forward(flow.x_t, flow.a_t, flow.t, ctx.rows, ctx.mask);
+  const auto flow = flow_targets(latents, batch.actions, batch.sample_ids, noise_seed, sw_.fast_input);
+  const auto pred = model->forward(flow.x_t, flow.a_t, flow.t, ctx.rows, ctx.mask, ctx.all_visible);
   return flow_loss(pred.video, pred.action, flow);
 }
 
