@@ -13,13 +13,17 @@
 # Trial design (see benchmarks/results/h200-campaign.md for why): measured at micro-batch 8
 # with the memory probe at 16 (a base trial costs ~25 s, two thirds of it model build),
 # 4 steps (2 warm-up, 2 timed), one seed-band seed, one paired repeat, plan
-# kernels,stack,prune,screen: first one kernel-level trial per kernel family (every variant
+# kernels,stack,prune,finals,screen: first one kernel-level trial per kernel family (every variant
 # timed at micro-batch 32 shapes in seconds; the fastest bitwise one verified in training
 # and carried by every later candidate: docs/controller.md); then the all-switches
 # combinations and the memory frontier; then
 # prune drops the stack's members one at a time while it is not slower without them (the
 # last campaign's stack held FUSED_ADALN 0.92x, VAE_FIRST 0.92x, PIN_MEMORY 0.95x alone) and
-# tries the memory values again on what remains; then the single-switch screen, for
+# tries the memory values again on what remains; then finals pair each budget's two
+# leaders against the default at micro-batch 32, three interleaved rounds (the presets'
+# ranking at the target; ~6 min for a pool of 3-4 configurations at ~20-30 s a run: the
+# fourth campaign's pairs at micro-batch 8 ranked CKPT_LAYERS=16 over =8 while at 32 =8
+# was 8-12 % faster, and a probe is one unpaired run); then the single-switch screen, for
 # per-switch attribution (the report's table), with what the budget leaves. No greedy: it
 # combines singles bottom-up, and here singles move by +-5 % a pair and stay far behind the
 # stacks (best single 1.24x, stack 1.82x), so it would spend trials rebuilding less than
@@ -35,7 +39,7 @@ OUT=${OUT:-/tmp/speedgate-out}
 mkdir -p "$(dirname "$DB")" "$OUT"
 CAMPAIGN=(--workload wam --size base --micro-batch 8 --target-micro-batch 32 --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
-  --repeats 1 --threads 8 --plan kernels,stack,prune,screen --trial-timeout 300)
+  --repeats 1 --threads 8 --plan kernels,stack,prune,finals,screen --trial-timeout 300)
 [ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
 case ${1:-} in
   tune)

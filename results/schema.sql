@@ -214,3 +214,32 @@ CREATE TABLE kernel_timings (
   UNIQUE (trial_id, params)
 );
 CREATE INDEX kernel_timings_by_campaign ON kernel_timings(campaign_id, family);
+
+-- speedgate store, migration to schema version 5 (PRAGMA user_version = 5): finals at the target.
+-- The `finals` strategy (docs/controller.md, "Presets") pairs each memory budget's leading
+-- accepted configurations against the baseline at the target micro-batch on the device at
+-- hand: `rounds` interleaved rounds, each one baseline run then every finalist (trials with
+-- purpose 'final_base' / 'final_cand'). One row per (budget, finalist): speedup is the median
+-- of the per-round ratios, spread their max - min; disposition 'accepted' when both sides
+-- ran every round, else the failure (e.g. 'oom': it does not fit one device there). Presets
+-- pick, per budget with finals, the fastest finalist measured here.
+CREATE TABLE target_finals (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  budget_name TEXT NOT NULL,
+  budget_bytes REAL NOT NULL,
+  evaluation_id INTEGER NOT NULL REFERENCES evaluations(id),
+  config_key TEXT NOT NULL,
+  micro_batch INTEGER NOT NULL,
+  steps INTEGER NOT NULL,
+  rounds INTEGER NOT NULL,
+  disposition TEXT NOT NULL CHECK (disposition IN ('accepted', 'gate_failed', 'slower', 'pruned',
+    'oom', 'killed', 'timeout', 'crash', 'nan', 'invalid_result', 'stale')),
+  reason TEXT NOT NULL DEFAULT '',
+  speedup REAL,
+  speedup_spread REAL,
+  samples_per_s REAL,
+  baseline_samples_per_s REAL,
+  trial_ids_json TEXT NOT NULL,
+  UNIQUE (campaign_id, budget_name, evaluation_id)
+);

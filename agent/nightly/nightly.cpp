@@ -14,6 +14,7 @@
 #include "agent/nightly/nightly_outputs.hpp"
 #include "agent/nightly/nightly_store.hpp"
 #include "agent/presets/preset_file.hpp"
+#include "agent/presets/target_rank.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
@@ -193,6 +194,7 @@ class Night {
   // The frontier, then one preset decision per budget; returns the files to write.
   std::map<std::string, std::string> decide_presets(const NightContext& night) {
     std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
+    const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id), evals);  // as presets emit ranks
     std::vector<FrontierPoint> pts;
     std::vector<const EvaluationRow*> rows;
     for (const auto& e : evals) {
@@ -206,7 +208,7 @@ class Night {
 
     std::map<std::string, std::string> files;
     for (const auto& b : c_.budgets) {
-      auto pick = pick_for_budget(pts, static_cast<double>(b.bytes));
+      auto pick = pick_for_budget(rankings.ranked(pts, b.name), static_cast<double>(b.bytes));
       const EvaluationRow* best = pick ? rows[*pick] : nullptr;
       const PresetCheck* check = nullptr;
       for (const auto& c : report_.checks) {

@@ -11,6 +11,7 @@
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/presets/preset_file.hpp"
+#include "agent/presets/target_rank.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/store/store.hpp"
 #include "speedgate_build_info.hpp"
@@ -65,6 +66,8 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   Manifest manifest = parse_manifest(camp->manifest).for_workload(camp->workload);
   const int full_steps = camp->options.value("steps", 0);
   std::vector<EvaluationRow> evals = store.evaluations(camp->id);
+  const TargetRanks rankings(store, *camp, evals);
+  const bool ranked_at_target = rankings.any_at_target();
   std::vector<FrontierPoint> pts;
   std::vector<const EvaluationRow*> rows;
   const EvaluationRow* base = nullptr;
@@ -97,8 +100,10 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   for (const auto& [name, bytes] : budget_map.items()) {
     budgets.emplace_back(name, bytes.get<std::int64_t>());
   }
+  std::map<std::string, TargetRank> chosen_ranks;  // per written preset: what chose it
   for (const auto& [name, bytes] : budgets) {
-    auto pick = pick_for_budget(pts, static_cast<double>(bytes));
+    const auto ranks = rankings.for_budget(name);
+    auto pick = pick_for_budget(rankings.ranked(pts, name), static_cast<double>(bytes));
     json entry = {{"name", name}, {"budget_bytes", bytes}};
     if (!pick) {
       result.all_budgets_met = false;
@@ -126,6 +131,13 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
         fmt::format("gate: {}{}", e.gate_class,
                     deterministic ? "" : " (NON-DETERMINISTIC environment: everything gated by tolerance)"),
     };
+    const TargetRank& rank = ranks.at(e.id);
+    chosen_ranks[name] = rank;
+    if (rank.measured_at_target()) {
+      comments.push_back("ranked at the target: " + rank.describe());
+    } else if (ranked_at_target) {
+      comments.push_back("ranked by the speedup above (its memory probe did not run at the target micro-batch)");
+    }
     if (cfg.empty()) comments.push_back("no accepted switch beats the baseline within this budget: all defaults");
     std::string content = render_preset(comments, cfg, manifest);
     PresetParse check = parse_preset(content, manifest);
@@ -150,7 +162,11 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     preset_rows.push_back(row);
     entry.update({{"written", true}, {"path", path}, {"config", json(cfg)}, {"speedup", e.speedup},
                   {"spread", e.speedup_spread}, {"projected_peak_bytes", e.projected_peak_bytes},
-                  {"trial_ids", e.trial_ids}, {"evaluation_id", e.id}});
+                  {"trial_ids", e.trial_ids}, {"evaluation_id", e.id}, {"rank_speedup", rank.speedup},
+                  {"ranked_at_target", rank.measured_at_target()},
+                  {"ranked_by", rank.basis == TargetRank::Basis::finals  ? "finals"
+                                : rank.basis == TargetRank::Basis::probe ? "probe"
+                                                                         : "campaign"}});
     result.summary["presets"].push_back(entry);
   }
 
@@ -167,6 +183,18 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     md += fmt::format("| `{}.env` | {} | `{}` | {:.3f}x ± {:.3f} | {} | {} |\n", p.name, format_gib(p.budget_bytes),
                       p.config_key.empty() ? "(defaults)" : p.config_key, p.speedup, p.speedup_spread,
                       format_gib(p.projected_peak_bytes), join_ids(p.trial_ids));
+  }
+  if (ranked_at_target) {
+    md += fmt::format("\nThe speedup column is the campaign's (paired, at its micro-batch). Presets were chosen by "
+                      "throughput at the target micro-batch {} where the campaign measured it there "
+                      "(docs/controller.md, \"Presets\"):",
+                      opts.value("target_micro_batch", 0));
+    for (const auto& p : preset_rows) {
+      const TargetRank& r = chosen_ranks.at(p.name);
+      md += r.measured_at_target() ? fmt::format(" {} {};", p.name, r.describe()) : fmt::format(" {} not measured there;", p.name);
+    }
+    md.back() = '.';
+    md += "\n";
   }
   md += "\nUse: `set -a; . presets/fast.env; set +a` before `speedgate-train run ...`, or pass `--preset presets/fast.env`.\n\n";
   md += "## Switches\n\n| switch | env | type | class | keeps training bitwise identical | effect | measured |\n"

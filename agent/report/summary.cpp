@@ -56,6 +56,16 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["evaluations_by_disposition"] = eval_disp;
   s["frontier"] = frontier;
   s["best"] = best;
+  json finals = json::array();  // the `finals` strategy's pairs at the target micro-batch
+  for (const auto& f : store.target_finals(camp->id)) {
+    finals.push_back({{"budget", f.budget_name}, {"config_key", f.config_key}, {"evaluation_id", f.evaluation_id},
+                      {"micro_batch", f.micro_batch}, {"steps", f.steps}, {"rounds", f.rounds},
+                      {"disposition", std::string(to_string(f.disposition))}, {"speedup", f.speedup},
+                      {"spread", f.speedup_spread}, {"samples_per_s", f.samples_per_s},
+                      {"baseline_samples_per_s", f.baseline_samples_per_s}, {"reason", f.reason},
+                      {"trial_ids", f.trial_ids}});
+  }
+  s["finals"] = finals;
   json presets = json::array();
   SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at FROM presets "
                                   "WHERE campaign_id = ? ORDER BY id");
@@ -93,6 +103,16 @@ std::string format_summary(const json& s) {
   if (!s["best"].is_null()) {
     out += fmt::format("  best: {} {:.3f}x ± {:.3f}\n", s["best"]["config_key"].get<std::string>(),
                        s["best"]["speedup"].get<double>(), s["best"]["spread"].get<double>());
+  }
+  if (!s["finals"].empty()) out += "  finals (paired at the target micro-batch):\n";
+  for (const auto& f : s["finals"]) {
+    const std::string key = f["config_key"].get<std::string>();
+    out += fmt::format("    {:<10} {:<14} {:<40} @mb{:<3} ", f["budget"].get<std::string>(),
+                       f["disposition"].get<std::string>(), key.substr(0, 40), f["micro_batch"].get<int>());
+    out += f["disposition"] == "accepted"
+               ? fmt::format("{:>7.3f}x ± {:.3f} ({} rounds)\n", f["speedup"].get<double>(), f["spread"].get<double>(),
+                             f["rounds"].get<int>())
+               : f["reason"].get<std::string>().substr(0, 80) + "\n";
   }
   for (const auto& p : s["presets"]) {
     out += fmt::format("  preset {}: {} ({})\n", p["name"].get<std::string>(), p["path"].get<std::string>(),

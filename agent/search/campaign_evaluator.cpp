@@ -200,7 +200,8 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
   req.threads = opt_.threads;
   req.world_size = world;
   // Throughput (and a kernel's time) is only comparable when nothing else shares the host.
-  req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand" || p.kernel.has_value();
+  req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand" || p.purpose == "final_base" ||
+                  p.purpose == "final_cand" || p.kernel.has_value();
   req.kernel = p.kernel;
   req.name = fmt::format("sg-c{}-t{}", campaign_id_, out.trial_id);
   req.switch_env = config_env(c, manifest_);

@@ -40,6 +40,9 @@ class CampaignEvaluator : public Evaluator {
   std::optional<KernelTrialResult> time_kernels(const std::string& family,
                                                 const std::vector<std::string>& variants) override;
 
+  // Defined in campaign_finals.cpp.
+  int run_finals(int per_budget) override;
+
   Executor& executor() { return *executor_; }
 
   int trials_run() const { return trials_run_; }

@@ -34,7 +34,11 @@ std::optional<std::size_t> pick_for_budget(const std::vector<FrontierPoint>& poi
       continue;
     }
     const auto& b = points[*best];
-    if (p.speedup > b.speedup || (p.speedup == b.speedup && p.switches < b.switches)) best = i;
+    if (p.tier != b.tier) {
+      if (p.tier > b.tier) best = i;
+    } else if (p.speedup > b.speedup || (p.speedup == b.speedup && p.switches < b.switches)) {
+      best = i;
+    }
   }
   return best;
 }

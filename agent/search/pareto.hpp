@@ -12,12 +12,14 @@ struct FrontierPoint {
   double speedup = 0;          // throughput relative to the baseline
   double projected_peak = 0;   // bytes
   std::size_t switches = 0;    // tie-break: fewer switches win
+  int tier = 0;                // pick_for_budget: a higher tier wins before speedup (agent/presets/target_rank.hpp)
 };
 
 // Indices of the non-dominated points (higher speedup, lower peak), ordered by peak.
 std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& points);
 
-// Index of the fastest point with projected_peak <= budget; nullopt when none fits.
+// Index of the fastest point of the highest tier with projected_peak <= budget; nullopt
+// when none fits.
 std::optional<std::size_t> pick_for_budget(const std::vector<FrontierPoint>& points, double budget_bytes);
 
 }  // namespace sg::agent

@@ -5,7 +5,7 @@
 
 namespace sg::agent {
 
-constexpr int kSchemaVersion = 4;  // 2: nightly runs (docs/nightly.md); 3: executors; 4: kernel timings (docs/controller.md)
+constexpr int kSchemaVersion = 5;  // 2: nightly runs (docs/nightly.md); 3: executors; 4: kernel timings; 5: target finals (docs/controller.md)
 
 struct Migration {
   int to_version;

@@ -736,6 +736,61 @@ std::vector<KernelTimingRow> Store::kernel_timings(std::int64_t campaign_id, con
   return out;
 }
 
+void Store::add_target_final(const TargetFinalRow& r) {
+  write([&] {
+    SQLite::Statement st(*db_,
+        "INSERT OR REPLACE INTO target_finals(campaign_id, budget_name, budget_bytes, evaluation_id, config_key, "
+        "micro_batch, steps, rounds, disposition, reason, speedup, speedup_spread, samples_per_s, "
+        "baseline_samples_per_s, trial_ids_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, r.campaign_id);
+    st.bind(2, r.budget_name);
+    bind_real(st, 3, r.budget_bytes);
+    st.bind(4, r.evaluation_id);
+    st.bind(5, r.config_key);
+    st.bind(6, r.micro_batch);
+    st.bind(7, r.steps);
+    st.bind(8, r.rounds);
+    st.bind(9, std::string(to_string(r.disposition)));
+    st.bind(10, r.reason);
+    bind_real(st, 11, r.speedup);
+    bind_real(st, 12, r.speedup_spread);
+    bind_real(st, 13, r.samples_per_s);
+    bind_real(st, 14, r.baseline_samples_per_s);
+    st.bind(15, ids_json(r.trial_ids));
+    st.exec();
+  });
+}
+
+std::vector<TargetFinalRow> Store::target_finals(std::int64_t campaign_id) {
+  SQLite::Statement q(*db_,
+      "SELECT id, campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, steps, rounds, "
+      "disposition, reason, speedup, speedup_spread, samples_per_s, baseline_samples_per_s, trial_ids_json "
+      "FROM target_finals WHERE campaign_id = ? ORDER BY id");
+  q.bind(1, campaign_id);
+  std::vector<TargetFinalRow> out;
+  while (q.executeStep()) {
+    TargetFinalRow r;
+    r.id = q.getColumn(0).getInt64();
+    r.campaign_id = q.getColumn(1).getInt64();
+    r.budget_name = text(q.getColumn(2));
+    r.budget_bytes = column_real(q.getColumn(3));
+    r.evaluation_id = q.getColumn(4).getInt64();
+    r.config_key = text(q.getColumn(5));
+    r.micro_batch = q.getColumn(6).getInt();
+    r.steps = q.getColumn(7).getInt();
+    r.rounds = q.getColumn(8).getInt();
+    r.disposition = disposition_from_string(text(q.getColumn(9))).value_or(Disposition::crash);
+    r.reason = text(q.getColumn(10));
+    r.speedup = column_real(q.getColumn(11));
+    r.speedup_spread = column_real(q.getColumn(12));
+    r.samples_per_s = column_real(q.getColumn(13));
+    r.baseline_samples_per_s = column_real(q.getColumn(14));
+    r.trial_ids = ids_from(text(q.getColumn(15)));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 std::int64_t Store::add_preset(const PresetRow& p) {
   std::int64_t id = 0;
   write([&] {

@@ -100,6 +100,18 @@ struct KernelTimingRow {
   bool matches_plain = false;
 };
 
+// One finalist of one memory budget paired against the baseline at the target micro-batch
+// (table target_finals, schema v5; the `finals` strategy).
+struct TargetFinalRow {
+  std::int64_t id = 0, campaign_id = 0, evaluation_id = 0;
+  std::string budget_name, config_key, reason;
+  double budget_bytes = 0;
+  int micro_batch = 0, steps = 0, rounds = 0;
+  Disposition disposition = Disposition::crash;  // accepted = both sides ran every round
+  double speedup = 0, speedup_spread = 0, samples_per_s = 0, baseline_samples_per_s = 0;
+  std::vector<std::int64_t> trial_ids;
+};
+
 struct PresetRow {
   std::int64_t campaign_id = 0;
   std::string name, path, config_key, fingerprint_hash, content;
@@ -163,6 +175,9 @@ class Store {
   void add_kernel_timings(const std::vector<KernelTimingRow>& rows);
   // A campaign's kernel timings, all families ("" ) or one, in insertion order.
   std::vector<KernelTimingRow> kernel_timings(std::int64_t campaign_id, const std::string& family = "");
+  // One row per (campaign, budget, evaluation): a resumed campaign replaces its row.
+  void add_target_final(const TargetFinalRow& r);
+  std::vector<TargetFinalRow> target_finals(std::int64_t campaign_id);
   std::int64_t add_preset(const PresetRow& p);
   // The newest emitted preset of that name (budget) in the campaign.
   std::optional<PresetRow> latest_preset(std::int64_t campaign_id, const std::string& name);

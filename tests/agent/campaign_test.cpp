@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <boost/process.hpp>
@@ -18,8 +19,10 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
+#include "agent/manifest/config.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
+#include "agent/report/summary.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
@@ -389,6 +392,99 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   // Part of the campaign's options (and so of resume); absent when off.
   EXPECT_EQ(s.campaign(cid)->options.value("probe_at_target", false), true);
   std::filesystem::remove_all(dir);
+}
+
+// With --probe-at-target the presets rank by the probes' samples/s at the target over the
+// baseline's: on the stack, CKPT_LAYERS=4 is slower than =2 at the measured micro-batch but
+// faster at 32 (FAKE_TARGET_SPEED), so fast_80gb takes =4 and says why; a campaign without
+// the probes takes =2.
+TEST(Campaign, PresetsRankByThroughputAtTheTargetWhereProbedThere) {
+  spdlog::set_level(spdlog::level::warn);
+  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
+  test::ScopedEnv device("FAKE_DEVICE_GIB", "100");  // everything fits at 32: every probe runs there
+  test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
+  auto fast_80gb = [](bool probe) {
+    std::string dir = test::make_temp_dir(probe ? "rank_at_target" : "rank_by_campaign");
+    CampaignOptions o = fake_options(dir);
+    o.plan = {"stack"};
+    o.probe_at_target = probe;
+    auto cid = run_campaign(o, describe_trainer(o.trainer));
+    Store s(o.db_path);
+    auto r = emit_presets(s, cid, dir + "/presets");
+    std::pair<std::string, std::string> out;  // CKPT_LAYERS, the preset file
+    for (const auto& p : r.summary["presets"]) {
+      if (p["name"] != "fast_80gb" || !p.value("written", false)) continue;
+      out.first = p["config"].value("CKPT_LAYERS", "-1");
+      out.second = read_file(p["path"].get<std::string>()).value_or("");
+    }
+    std::filesystem::remove_all(dir);
+    return out;
+  };
+  const auto [by_target, file_by_target] = fast_80gb(true);
+  EXPECT_EQ(by_target, "4");
+  EXPECT_NE(file_by_target.find("# ranked at the target: "), std::string::npos) << file_by_target;
+  EXPECT_NE(file_by_target.find("at micro-batch 32 (memory probes)"), std::string::npos) << file_by_target;
+  const auto [by_campaign, file_by_campaign] = fast_80gb(false);
+  EXPECT_EQ(by_campaign, "2");
+  EXPECT_EQ(file_by_campaign.find("ranked"), std::string::npos) << file_by_campaign;
+}
+
+// The `finals` strategy pairs each budget's leaders at the target and presets rank by those
+// pairs: CKPT_LAYERS=2's memory probe is lucky (FAKE_LUCKY_ONCE, 1.5x once), so the probes
+// rank =2 over =4 for fast_80gb although =4 is faster at 32 in every later run. Without
+// finals fast_80gb takes =2; with them =4, its header names the paired finals, the report
+// lists them, and every finalist's target_finals row holds three accepted rounds.
+TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
+  spdlog::set_level(spdlog::level::warn);
+  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
+  test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
+  test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
+  struct Outcome {
+    std::string ckpt, file;
+    std::vector<TargetFinalRow> finals;
+    nlohmann::json summary;
+  };
+  auto run = [](bool finals) {
+    std::string dir = test::make_temp_dir(finals ? "finals" : "no_finals");
+    test::ScopedEnv lucky("FAKE_LUCKY_ONCE", "CKPT_LAYERS=2:1.5:" + dir + "/lucky");
+    CampaignOptions o = fake_options(dir);
+    o.plan = finals ? std::vector<std::string>{"stack", "finals"} : std::vector<std::string>{"stack"};
+    o.probe_at_target = true;
+    auto cid = run_campaign(o, describe_trainer(o.trainer));
+    Store s(o.db_path);
+    auto r = emit_presets(s, cid, dir + "/presets");
+    Outcome out;
+    for (const auto& p : r.summary["presets"]) {
+      if (p["name"] != "fast_80gb" || !p.value("written", false)) continue;
+      out.ckpt = p["config"].value("CKPT_LAYERS", "-1");
+      out.file = read_file(p["path"].get<std::string>()).value_or("");
+    }
+    out.finals = s.target_finals(cid);
+    out.summary = campaign_summary(s, cid);
+    std::filesystem::remove_all(dir);
+    return out;
+  };
+  const Outcome probes_only = run(false);
+  EXPECT_EQ(probes_only.ckpt, "2");  // the lucky probe decides
+  EXPECT_TRUE(probes_only.finals.empty());
+  const Outcome with_finals = run(true);
+  EXPECT_EQ(with_finals.ckpt, "4");
+  EXPECT_NE(with_finals.file.find("(paired finals, 3 rounds)"), std::string::npos) << with_finals.file;
+  std::set<std::string> budgets;
+  std::map<std::string, double> ckpt_speedup;  // fast_80gb's finalists by CKPT_LAYERS
+  for (const auto& f : with_finals.finals) {
+    budgets.insert(f.budget_name);
+    EXPECT_EQ(f.disposition, Disposition::accepted) << f.config_key << ": " << f.reason;
+    EXPECT_EQ(f.micro_batch, 32);
+    EXPECT_EQ(f.rounds, 3);
+    EXPECT_EQ(f.trial_ids.size(), 6u);  // per round: the baseline and the finalist
+    if (f.budget_name == "fast_80gb") ckpt_speedup[config_from_key(f.config_key).at("CKPT_LAYERS")] = f.speedup;
+  }
+  EXPECT_EQ(budgets, (std::set<std::string>{"fast", "fast_80gb"}));
+  ASSERT_EQ(ckpt_speedup.size(), 2u);  // fast_80gb's two finalists
+  EXPECT_NEAR(ckpt_speedup.at("4") / ckpt_speedup.at("2"), 1.2 * 0.85 / 0.90, 1e-3);  // paired: the luck is gone
+  EXPECT_EQ(with_finals.summary["finals"].size(), with_finals.finals.size());
+  EXPECT_GT(with_finals.summary["trials"]["by_purpose"].value("final_cand", 0), 0);
 }
 
 // Plan kernels,stack: one kernel trial times ROPE's variants (recorded in kernel_timings),

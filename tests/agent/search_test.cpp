@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
+#include "agent/search/finals.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/replay.hpp"
 #include "agent/search/strategy.hpp"
@@ -60,7 +61,7 @@ struct SearchTest : ::testing::Test {
 
 TEST_F(SearchTest, RegistryHasEveryStrategy) {
   auto names = StrategyRegistry::instance().names();
-  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack", "prune"}) {
+  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack", "prune", "finals"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     EXPECT_FALSE(StrategyRegistry::instance().summary(n).empty());
   }
@@ -298,6 +299,77 @@ TEST(Pareto, TieGoesToFewerSwitches) {
   auto f = pareto_frontier(pts);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(pts[f[0]].id, 2);
+}
+
+// Finals pick the ranking's tier before its speedup: a budget's paired finalists and its
+// baseline (tier 1) outrank a configuration whose unpaired probe looked faster.
+TEST(Pareto, HigherTierWinsBeforeSpeedup) {
+  std::vector<FrontierPoint> pts = {{1, 1.0, 50, 0, 1}, {2, 1.3, 50, 2, 1}, {3, 1.6, 50, 2, 0}, {4, 1.4, 90, 1, 1}};
+  EXPECT_EQ(pts[*pick_for_budget(pts, 60)].id, 2);
+  EXPECT_EQ(pts[*pick_for_budget(pts, 100)].id, 4);
+  pts[1].speedup = 0.9;  // a finalist slower than the baseline at the target: the baseline
+  EXPECT_EQ(pts[*pick_for_budget(pts, 60)].id, 1);
+  // The frontier itself does not use tiers.
+  std::vector<std::int64_t> ids;
+  for (auto i : pareto_frontier(pts)) ids.push_back(pts[i].id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{3}));
+}
+
+namespace {
+
+EvaluationRow accepted_row(std::int64_t id, const std::string& key, double speedup, double peak, int steps = 8) {
+  EvaluationRow e;
+  e.id = id;
+  e.config_key = key;
+  e.steps = steps;
+  e.disposition = Disposition::accepted;
+  e.speedup = speedup;
+  e.projected_peak_bytes = peak;
+  return e;
+}
+
+std::vector<std::int64_t> ids_of(const BudgetFinalists& f) {
+  std::vector<std::int64_t> out;
+  for (const auto* e : f.finalists) out.push_back(e->id);
+  return out;
+}
+
+}  // namespace
+
+TEST(Finals, EachBudgetsLeadersByRankThatFitItNotTheBaseline) {
+  std::vector<EvaluationRow> evals = {accepted_row(1, "", 1.0, 50), accepted_row(2, "A=1", 1.5, 90),
+                                      accepted_row(3, "A=1,C=2", 1.2, 40), accepted_row(4, "B=1", 1.3, 70),
+                                      accepted_row(5, "A=1,B=1", 1.9, 120), accepted_row(6, "D=1", 2.5, 30, 4),
+                                      accepted_row(7, "E=1", 1.25, 40)};
+  evals.push_back(accepted_row(8, "F=1", 3.0, 30));
+  evals.back().disposition = Disposition::slower;
+  std::map<std::int64_t, TargetRank> ranks;
+  for (const auto& e : evals) ranks[e.id].speedup = e.speedup;
+  ranks[7].speedup = 1.35;  // ranked by its probe above its campaign speedup
+  const auto chosen = choose_finalists(evals, ranks, {{"big", 141}, {"small", 80}, {"tiny", 10}}, 8, 2, false);
+  ASSERT_EQ(chosen.size(), 3u);
+  EXPECT_EQ(ids_of(chosen[0]), (std::vector<std::int64_t>{5, 2}));
+  EXPECT_EQ(ids_of(chosen[1]), (std::vector<std::int64_t>{7, 4}));
+  EXPECT_TRUE(chosen[1].skipped.empty());
+  EXPECT_TRUE(chosen[2].finalists.empty());
+  EXPECT_EQ(chosen[2].skipped, "no accepted configuration fits it");
+}
+
+TEST(Finals, WithProbesOnlyWhatRanAtTheTargetAndNoneWhenTheLeaderDidNot) {
+  std::vector<EvaluationRow> evals = {accepted_row(1, "", 1.0, 50), accepted_row(2, "A=1", 1.5, 70),
+                                      accepted_row(3, "B=1", 1.4, 70), accepted_row(4, "C=1", 1.3, 70),
+                                      accepted_row(5, "D=1", 1.8, 120)};
+  std::map<std::int64_t, TargetRank> ranks;
+  for (const auto& e : evals) ranks[e.id] = {e.speedup, 0, TargetRank::Basis::probe, 0, 32};
+  ranks[3].basis = TargetRank::Basis::campaign;  // its probe fell back: it did not run at 32
+  ranks[5].basis = TargetRank::Basis::campaign;
+  const auto chosen = choose_finalists(evals, ranks, {{"small", 80}, {"big", 141}}, 8, 2, true);
+  EXPECT_EQ(ids_of(chosen[0]), (std::vector<std::int64_t>{2, 4}));  // B=1 passed over
+  EXPECT_TRUE(chosen[1].finalists.empty());
+  EXPECT_NE(chosen[1].skipped.find("D=1"), std::string::npos) << chosen[1].skipped;
+  // Without probes nothing is known about the target: the leaders are tried.
+  const auto tried = choose_finalists(evals, ranks, {{"big", 141}}, 8, 2, false);
+  EXPECT_EQ(ids_of(tried[0]), (std::vector<std::int64_t>{5, 2}));
 }
 
 TEST(Replay, FromAStoredCampaign) {

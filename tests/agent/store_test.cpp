@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -30,6 +31,18 @@ struct StoreTest : ::testing::Test {
     c.manifest = nlohmann::json::object();
     c.options = nlohmann::json::object();
     return s.create_campaign(c);
+  }
+
+  // An accepted bitwise evaluation of `key` at 4 steps in a new campaign (not yet added).
+  EvaluationRow evaluation(Store& s, const std::string& strategy, const std::string& key) {
+    EvaluationRow e;
+    e.campaign_id = campaign(s);
+    e.strategy = strategy;
+    e.config_key = key;
+    e.steps = 4;
+    e.disposition = Disposition::accepted;
+    e.gate_class = "bitwise";
+    return e;
   }
 };
 
@@ -184,13 +197,7 @@ TEST_F(StoreTest, LiveControllerTrialIsNotStale) {
 
 TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
   Store s(db);
-  EvaluationRow e;
-  e.campaign_id = campaign(s);
-  e.strategy = "screen";
-  e.config_key = "A=1";
-  e.steps = 4;
-  e.disposition = Disposition::accepted;
-  e.gate_class = "bitwise";
+  EvaluationRow e = evaluation(s, "screen", "A=1");
   e.trial_ids = {1, 2};
   auto id1 = s.add_evaluation(e);
   // Rows that reference the evaluation (foreign keys are on) must not block a re-record.
@@ -204,6 +211,40 @@ TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].disposition, Disposition::slower);
   EXPECT_EQ(all[0].trial_ids, (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST_F(StoreTest, TargetFinalsAreOneRowPerBudgetAndEvaluation) {
+  Store s(db);
+  const EvaluationRow e = evaluation(s, "stack", "A=1");
+  TargetFinalRow f;
+  f.campaign_id = e.campaign_id;
+  f.evaluation_id = s.add_evaluation(e);
+  f.budget_name = "fast";
+  f.budget_bytes = 141.0 * (1ull << 30);
+  f.config_key = e.config_key;
+  f.micro_batch = 32;
+  f.steps = 4;
+  f.rounds = 3;
+  f.disposition = Disposition::oom;
+  f.reason = "round 0 at micro-batch 32: out of memory";
+  f.trial_ids = {7, 8};
+  s.add_target_final(f);
+  f.disposition = Disposition::accepted;  // a resumed campaign records the finalist again
+  f.speedup = 2.5;
+  f.speedup_spread = std::numeric_limits<double>::quiet_NaN();
+  f.trial_ids = {7, 8, 9, 10, 11, 12};
+  s.add_target_final(f);
+  f.budget_name = "fast_80gb";  // the same finalist in another budget: its own row
+  s.add_target_final(f);
+  const auto rows = s.target_finals(f.campaign_id);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].budget_name, "fast");
+  EXPECT_EQ(rows[0].disposition, Disposition::accepted);
+  EXPECT_DOUBLE_EQ(rows[0].speedup, 2.5);
+  EXPECT_TRUE(std::isnan(rows[0].speedup_spread));
+  EXPECT_EQ(rows[0].trial_ids.size(), 6u);
+  EXPECT_EQ(rows[0].micro_batch, 32);
+  EXPECT_EQ(rows[1].budget_name, "fast_80gb");
 }
 
 TEST_F(StoreTest, WritesUseImmediateTransactionsAndRollBack) {

@@ -23,7 +23,11 @@ FAKE_KERNELS=1 makes the ROPE family available and timeable (`kernel-trial`, pro
 section 5: plain 20 us, threads=64 10 us, threads=128 8 us forward + backward);
 FAKE_KERNEL_DRIFT=PARAMS: training with SG_KERNEL_ROPE=PARAMS changes the loss bits (a
 variant that is fast but not bitwise in training); FAKE_KERNEL_MISMATCH=PARAMS: the
-kernel trial reports that variant as not bitwise the plain one.
+kernel trial reports that variant as not bitwise the plain one;
+FAKE_TARGET_SPEED=SWITCH=VALUE:FACTOR[,...] multiplies the samples/s of runs at micro-batch
+32 or more (the tests' target) that set SWITCH=VALUE: a gain that depends on the batch size;
+FAKE_LUCKY_ONCE=SWITCH=VALUE:FACTOR:MARKER multiplies the samples/s of the first such run
+only (MARKER, a file, records that it happened): one lucky unpaired measurement.
 """
 import hashlib
 import json
@@ -264,6 +268,18 @@ def run(argv):
     speed = 100.0
     for name, val in cfg.items():
         speed *= SPEED.get(name, {}).get(val, 1.0)
+    for item in filter(None, os.environ.get("FAKE_TARGET_SPEED", "").split(",")):
+        cond, factor = item.rsplit(":", 1)
+        name, val = cond.split("=", 1)
+        if mb >= 32 and cfg.get(name) == val:
+            speed *= float(factor)
+    lucky = os.environ.get("FAKE_LUCKY_ONCE", "")
+    if lucky:
+        cond, factor, marker = lucky.split(":", 2)
+        name, val = cond.split("=", 1)
+        if mb >= 32 and cfg.get(name) == val and not os.path.exists(marker):
+            open(marker, "w").close()
+            speed *= float(factor)
     act = int(2.5 * GiB * mb * ACT_FACTOR.get(cfg.get("CKPT_LAYERS", "-1"), 1.0))
     bd = {"parameters": 1 * GiB, "gradients": 1 * GiB, "optimizer": 2 * GiB, "frozen": 2 * GiB, "activations": act}
     peak = sum(bd.values()) + GiB // 2

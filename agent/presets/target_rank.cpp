@@ -1,0 +1,93 @@
+// Preset ranking at the target micro-batch (see target_rank.hpp).
+#include "agent/presets/target_rank.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace sg::agent {
+namespace {
+
+// The samples/s of the evaluation's memory probe at the target micro-batch, 0 if none ran
+// there (no probe, a fallback to a smaller batch, or a failed run).
+double target_samples_per_s(const EvaluationRow& e, const std::map<std::int64_t, const TrialRow*>& trials, int target) {
+  for (std::int64_t id : e.trial_ids) {
+    auto it = trials.find(id);
+    if (it == trials.end()) continue;
+    const TrialRow& t = *it->second;
+    if (t.purpose == "memory_probe" && t.micro_batch == target && t.run_ok && t.samples_per_s > 0) {
+      return t.samples_per_s;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string TargetRank::describe() const {
+  switch (basis) {
+    case Basis::finals:
+      return fmt::format("{:.3f}x +- {:.3f} the baseline's samples/s at micro-batch {} (paired finals, {} rounds)",
+                         speedup, spread, target_micro_batch, rounds);
+    case Basis::probe:
+      return fmt::format("{:.3f}x the baseline's samples/s at micro-batch {} (memory probes)", speedup,
+                         target_micro_batch);
+    case Basis::campaign:
+      break;
+  }
+  return fmt::format("{:.3f}x (the campaign's speedup)", speedup);
+}
+
+TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vector<EvaluationRow>& evals) {
+  for (const auto& e : evals) {
+    by_probe_[e.id] = {e.speedup};
+    if (e.config_key.empty()) baseline_id_ = e.id;
+  }
+  finals_ = store.target_finals(camp.id);
+  any_at_target_ = std::any_of(finals_.begin(), finals_.end(),
+                               [](const TargetFinalRow& f) { return f.disposition == Disposition::accepted; });
+  const int target = camp.options.value("target_micro_batch", 0);
+  if (!camp.options.value("probe_at_target", false) || target <= 0) return;
+  const std::vector<TrialRow> rows = store.trials(camp.id);
+  std::map<std::int64_t, const TrialRow*> trials;
+  for (const auto& t : rows) trials[t.id] = &t;
+  double baseline = 0;
+  for (const auto& e : evals) {
+    if (e.config_key.empty()) baseline = std::max(baseline, target_samples_per_s(e, trials, target));
+  }
+  if (baseline <= 0) return;  // the baseline did not fit at the target: nothing to compare with
+  for (const auto& e : evals) {
+    const double sps = target_samples_per_s(e, trials, target);
+    if (sps <= 0) continue;
+    TargetRank& r = by_probe_[e.id];
+    r.speedup = sps / baseline;
+    r.basis = TargetRank::Basis::probe;
+    r.target_micro_batch = target;
+    any_at_target_ = true;
+  }
+}
+
+std::map<std::int64_t, TargetRank> TargetRanks::for_budget(const std::string& budget) const {
+  std::map<std::int64_t, TargetRank> out = by_probe_;
+  bool finals = false;
+  for (const auto& f : finals_) {
+    if (f.budget_name != budget || f.disposition != Disposition::accepted) continue;
+    out[f.evaluation_id] = {f.speedup, f.speedup_spread, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
+    if (!finals && baseline_id_) out[baseline_id_] = {1.0, 0.0, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
+    finals = true;
+  }
+  return out;
+}
+
+std::vector<FrontierPoint> TargetRanks::ranked(std::vector<FrontierPoint> points, const std::string& budget) const {
+  const auto ranks = for_budget(budget);
+  for (auto& p : points) {
+    auto it = ranks.find(p.id);
+    if (it == ranks.end()) continue;
+    p.speedup = it->second.speedup;
+    p.tier = it->second.tier;
+  }
+  return points;
+}
+
+}  // namespace sg::agent

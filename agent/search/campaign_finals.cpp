@@ -1,0 +1,132 @@
+// CampaignEvaluator::run_finals: the `finals` strategy's pairs at the target micro-batch
+// (agent/search/finals.hpp says who the finalists are, docs/controller.md "Presets" why).
+//
+// One pool of finalists (every budget's, each once), `rounds` interleaved rounds: a
+// baseline run at the target, then each finalist (reversed order on odd rounds, so no
+// finalist always runs furthest from its baseline). A finalist's ratio per round is its
+// samples/s over that round's baseline; its speedup the median, as for the campaign's
+// pairs (judge_speed). Round 0 also re-gates a bitwise configuration at the target: its
+// run must be bitwise the baseline's there too (the campaign gated it at its own
+// micro-batch). A tolerance configuration has no seed band at the target: not re-gated.
+// A finalist whose run fails is out (the failure recorded); a baseline that fails in
+// round 0 means the target does not run on this device: no finals.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agent/gate/gate.hpp"
+#include "agent/presets/target_rank.hpp"
+#include "agent/search/campaign_evaluator.hpp"
+#include "agent/search/finals.hpp"
+
+namespace sg::agent {
+namespace {
+
+// Rounds of finals: at least three ratios, so one disturbed round does not decide.
+constexpr int kMinFinalRounds = 3;
+
+struct FinalSide {
+  std::vector<double> baseline, candidate;  // samples/s per round
+  std::vector<std::int64_t> trial_ids;
+  std::optional<Disposition> failure;
+  std::string reason;
+};
+
+}  // namespace
+
+int CampaignEvaluator::run_finals(int per_budget) {
+  const std::optional<CampaignRow> camp = store_.campaign(campaign_id_);
+  const std::vector<EvaluationRow> evals = store_.evaluations(campaign_id_);
+  const TargetRanks rankings(store_, *camp, evals);
+  const std::vector<BudgetFinalists> chosen =
+      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, opt_.probe_at_target);
+  std::vector<const EvaluationRow*> pool;
+  std::set<std::string> in_pool;
+  for (const auto& b : chosen) {
+    if (!b.skipped.empty()) spdlog::info("finals: budget {} has none: {}", b.budget.name, b.skipped);
+    for (const EvaluationRow* e : b.finalists) {
+      if (in_pool.insert(e->config_key).second) pool.push_back(e);
+    }
+  }
+  if (pool.empty()) return 0;
+
+  const int rounds = std::max(kMinFinalRounds, opt_.repeats);
+  const int steps = opt_.steps, mb = target_micro_batch_, seed = opt_.seeds.front();
+  std::map<std::string, FinalSide> sides;
+  for (int r = 0; r < rounds; ++r) {
+    Run base = run("final_base", {}, seed, steps, mb, r, "finals");
+    if (!base.result) {
+      const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}", mb, r,
+                                          to_string(*base.failure), base.reason);
+      if (r == 0) {
+        spdlog::warn("finals: none: {}", why);
+        return 0;
+      }
+      for (auto& [key, side] : sides) {
+        if (side.failure) continue;
+        side.failure = base.failure;
+        side.reason = why;
+      }
+      break;
+    }
+    std::vector<const EvaluationRow*> order = pool;
+    if (r % 2 == 1) std::reverse(order.begin(), order.end());
+    for (const EvaluationRow* e : order) {
+      FinalSide& side = sides[e->config_key];
+      if (side.failure) continue;
+      Run cand = run("final_cand", config_from_key(e->config_key), seed, steps, mb, r);
+      side.trial_ids.push_back(base.trial_id);
+      side.trial_ids.push_back(cand.trial_id);
+      if (!cand.result) {
+        side.failure = cand.failure;
+        side.reason = fmt::format("round {} at micro-batch {}: {}", r, mb, cand.reason);
+        continue;
+      }
+      if (r == 0 && deterministic_.value_or(false) && e->gate_class == "bitwise") {
+        if (Verdict v = bitwise_equal(*cand.result, *base.result); !v.pass) {
+          side.failure = Disposition::gate_failed;
+          side.reason = fmt::format("not bitwise the baseline at micro-batch {}: {}", mb, v.reason);
+          continue;
+        }
+      }
+      side.baseline.push_back(base.result->samples_per_s);
+      side.candidate.push_back(cand.result->samples_per_s);
+    }
+  }
+
+  for (const auto& b : chosen) {
+    for (const EvaluationRow* e : b.finalists) {
+      const FinalSide& side = sides[e->config_key];
+      TargetFinalRow row;
+      row.campaign_id = campaign_id_;
+      row.budget_name = b.budget.name;
+      row.budget_bytes = static_cast<double>(b.budget.bytes);
+      row.evaluation_id = e->id;
+      row.config_key = e->config_key;
+      row.micro_batch = mb;
+      row.steps = steps;
+      row.rounds = rounds;
+      row.trial_ids = side.trial_ids;
+      if (side.failure) {
+        row.disposition = *side.failure;
+        row.reason = side.reason;
+      } else {
+        const SpeedVerdict s = judge_speed(side.baseline, side.candidate);
+        row.disposition = Disposition::accepted;
+        row.reason = s.reason;
+        row.speedup = s.speedup;
+        row.speedup_spread = s.spread;
+        row.samples_per_s = s.candidate_median;
+        row.baseline_samples_per_s = s.baseline_median;
+      }
+      store_.add_target_final(row);
+      spdlog::info("finals: budget {}: {}: {}{}", b.budget.name, config_label(config_from_key(e->config_key)),
+                   to_string(row.disposition), row.reason.empty() ? "" : ": " + row.reason);
+    }
+  }
+  return static_cast<int>(pool.size());
+}
+
+}  // namespace sg::agent
