@@ -5,15 +5,16 @@
 # total time (CUDA builds) and the top CPU ops by self time, per step.
 #
 #   benchmarks/wam_ops.sh [PRESET.env ...]   (env: BUILD_DIR, SIZE=base MICRO=32 STEPS=5
-#   THREADS=8 TOP=25 OUT)
+#   THREADS=8 TOP=25 FROM=12 OUT)
 # Configurations: the default, then each PRESET file. Output: a markdown section per
 # configuration on stdout, and with OUT set $OUT/wam_ops.md plus each configuration's op
-# profile ($OUT/wam_ops_NAME.json). Profiling slows the run (per-op callbacks): read the
+# profile ($OUT/wam_ops_NAME.json); under the kernel table, the CPU ops that launched the
+# top FROM kernel rows (op_profile.hpp, "from"). Profiling slows the run (per-op callbacks): read the
 # shares, and take samples/s from unprofiled runs (benchmarks/preset_pairs.sh).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BUILD_DIR:-$ROOT/build}/bin/speedgate-train
-SIZE=${SIZE:-base} MICRO=${MICRO:-32} STEPS=${STEPS:-5} THREADS=${THREADS:-8} TOP=${TOP:-25}
+SIZE=${SIZE:-base} MICRO=${MICRO:-32} STEPS=${STEPS:-5} THREADS=${THREADS:-8} TOP=${TOP:-25} FROM=${FROM:-12}
 command -v jq >/dev/null || { echo "wam_ops: needs jq" >&2; exit 2; }
 [ -x "$BIN" ] || { echo "wam_ops: no trainer at $BIN" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/sg_ops.XXXXXX)
@@ -48,6 +49,18 @@ render() {
       end' "$1"
 }
 
+# $1 op profile: for the top $FROM kernel rows, the CPU ops that launched them (the
+# profile's "from" paths: launching op and what encloses it, with its inputs), per step.
+render_from() {
+  jq -r --argjson top "$FROM" '
+    .steps as $n
+    | [.ops[] | select(.kind | test("^cuda_")) | select(.name != "(other)")][:$top] | to_entries[]
+    | select(.value.from != null)
+    | "- \(.key + 1) `\(.value.name | if length > 60 then .[0:57] + "..." else . end)`: "
+      + ([.value.from[] | "\(.calls / $n * 10 | round / 10)/step, \(.total_us / $n / 1000 * 100 | round / 100) ms: `\(.path | gsub("`"; "'"'"'"))`"]
+         | join("; "))' "$1"
+}
+
 {
   for i in "${!NAMES[@]}"; do
     name=${NAMES[$i]} res=$WORK/$name.json ops=$WORK/wam_ops_$name.json
@@ -70,6 +83,12 @@ render() {
     if jq -e '.device_us > 0' "$ops" >/dev/null; then
       render "$ops" '^cuda_' total_us kernel
       echo
+      if jq -e '[.ops[] | select(.from != null)] | length > 0' "$ops" >/dev/null; then
+        echo "Launched from (the CPU op that launched each kernel and the ops around it, with its inputs; top $FROM rows, up to 3 paths each):"
+        echo
+        render_from "$ops"
+        echo
+      fi
     fi
     render "$ops" '^cpu_op$' self_us "CPU op"
     echo

@@ -2,8 +2,9 @@
 # One call on an offline CUDA host (e.g. the H200 device host): unpack the carried
 # Debian libraries (.gpudeps, from scripts/gpu/fetch-debs.sh), build the CUDA build,
 # run the GPU-labelled tests, then the benchmark scripts named as arguments (each run as
-# `bash benchmarks/NAME` with BUILD_DIR and OUT set).
-#   scripts/gpu/host-run.sh [--no-build] [--no-tests] [BENCH.sh ...]
+# `bash benchmarks/NAME ARGS...` with BUILD_DIR and OUT set; a benchmark's arguments follow
+# its name after colons: `h200_campaign.sh:tune:8` runs `benchmarks/h200_campaign.sh tune 8`).
+#   scripts/gpu/host-run.sh [--no-build] [--no-tests] [BENCH.sh[:ARG...] ...]
 # The build goes to ${BUILD_DIR:-build-gpu} inside the checkout (git-ignored, so a warm
 # host keeps it between calls); logs and tables go under ${OUT:-/tmp/speedgate-out}.
 set -uo pipefail
@@ -42,9 +43,11 @@ if [ $test_step = 1 ]; then
   echo "host-run: gpu tests exit $? in $(( $(date +%s) - start )) s"
   grep -E "tests passed|Failed|\*\*\*|Passed|Test #" "$out/gpu-tests.log" | tail -60
 fi
-for bench in "$@"; do
-  echo "host-run: benchmark $bench"
-  OUT="$out" bash "benchmarks/$bench" 2>&1 | tee "$out/${bench%.*}.log" | tail -40
+for spec in "$@"; do
+  IFS=: read -r -a words <<<"$spec"
+  bench=${words[0]}
+  echo "host-run: benchmark $bench ${words[*]:1}"
+  OUT="$out" bash "benchmarks/$bench" "${words[@]:1}" 2>&1 | tee -a "$out/${bench%.*}.log" | tail -40
 done
 cp benchmarks/results/*.md "$out/" 2>/dev/null || true
 # The device tool brings back at most 8 files: pack the logs into one archive.

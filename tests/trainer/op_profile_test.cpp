@@ -52,6 +52,42 @@ TEST(OpProfile, SummaryNestsCpuOpsPerThreadAndSortsDeviceActivityFirst) {
   EXPECT_EQ(ops[4].at("name"), "aten::t");
 }
 
+// A device row says which CPU ops launched it (Kineto's linked correlation id): the
+// launching op and the two around it, outermost first, behind the autograd node further
+// out, with the launching op's inputs; paths ordered by device time.
+TEST(OpProfile, DeviceRowsNameTheOpsThatLaunchedThem) {
+  const std::string node = "autograd::engine::evaluate_function: AddBackward0";
+  const std::vector<OpEvent> events = {
+      {node, "cpu_op", 1, 0, 100000, 1},
+      {"AddBackward0", "cpu_op", 1, 1000, 90000, 2},
+      {"aten::to", "cpu_op", 1, 2000, 50000, 3, "f32[4,8]"},
+      {"aten::_to_copy", "cpu_op", 1, 3000, 40000, 4},
+      {"aten::copy_", "cpu_op", 1, 4000, 30000, 5, "bf16[4,8], f32[4,8]"},
+      {"aten::add", "cpu_op", 1, 200000, 10000, 6, "f32[4,8], bf16[4,8]"},
+      {"aten::add", "cpu_op", 2, 300000, 10000, 7, "f32[4,8], bf16[4,8]"},
+      {"elementwise_kernel", "cuda_kernel", 0, 5000, 7000, 5},
+      {"elementwise_kernel", "cuda_kernel", 0, 205000, 4000, 6},
+      {"elementwise_kernel", "cuda_kernel", 0, 305000, 4000, 7},
+      {"elementwise_kernel", "cuda_kernel", 0, 405000, 9000, 99},  // its op was not recorded
+      {"gemm", "cuda_kernel", 0, 500000, 1000, 0},
+  };
+  const auto ops = summarize_op_events(events, 60).at("ops");
+  const auto* k = find_op(ops, "cuda_kernel", "elementwise_kernel");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->at("calls"), 4);
+  const auto& from = k->at("from");
+  ASSERT_EQ(from.size(), 2u);
+  EXPECT_EQ(from[0].at("path"), "aten::add [f32[4,8], bf16[4,8]]");  // two launches, 8 us
+  EXPECT_EQ(from[0].at("calls"), 2);
+  EXPECT_DOUBLE_EQ(from[0].at("total_us").get<double>(), 8.0);
+  EXPECT_EQ(from[1].at("path"), node + " > ... > aten::to > aten::_to_copy > aten::copy_ [bf16[4,8], f32[4,8]]");
+  EXPECT_EQ(from[1].at("calls"), 1);
+  const auto* gemm = find_op(ops, "cuda_kernel", "gemm");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_FALSE(gemm->contains("from"));
+  EXPECT_FALSE(find_op(ops, "cpu_op", "aten::add")->contains("from"));
+}
+
 TEST(OpProfile, SummaryFoldsRowsPastTopIntoOther) {
   std::vector<OpEvent> events;
   for (int i = 0; i < 5; ++i) events.push_back({"k" + std::to_string(i), "cuda_kernel", 0, i * 100000, 1000 * (i + 1)});

@@ -80,11 +80,32 @@ void synchronize(c10::Device device) {
 }
 
 void enable_profiler(c10::Device device) {
-  const tp::ProfilerConfig config(tp::ProfilerState::KINETO);
+  const tp::ProfilerConfig config(tp::ProfilerState::KINETO, /*report_input_shapes=*/true);
   std::set<tp::ActivityType> activities{tp::ActivityType::CPU};
   if (device.is_cuda()) activities.insert(tp::ActivityType::CUDA);
   tp::prepareProfiler(config, activities);
   tp::enableProfiler(config, activities);
+}
+
+// "bf16[32,1280,1536], f32[1536]": a CPU op's tensor inputs as recorded with
+// report_input_shapes (non-tensor arguments have no dtype and are left out).
+template <class E>
+std::string inputs_of(const E& e) {
+  if (!e.hasShapes() || !e.hasTypes()) return "";
+  const auto shapes = e.shapes();
+  const auto types = e.dtypes();
+  std::string out;
+  for (size_t i = 0; i < shapes.size() && i < types.size(); ++i) {
+    if (types[i].empty()) continue;
+    std::string dims;
+    for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    std::string type = types[i];
+    if (type == "c10::BFloat16") type = "bf16";
+    else if (type == "float") type = "f32";
+    else if (type == "c10::Half") type = "f16";
+    out += (out.empty() ? "" : ", ") + type + "[" + dims + "]";
+  }
+  return out;
 }
 
 // The events the summary uses: CPU ops (RecordFunction: aten ops, autograd nodes) and
@@ -102,7 +123,8 @@ std::vector<OpEvent> collect(const tp::ProfilerResult& result) {
     else if (on_device && activity == kGpuMemcpy) kind = "cuda_memcpy";
     else if (on_device && activity == kGpuMemset) kind = "cuda_memset";
     else continue;
-    out.push_back({e.name(), std::move(kind), e.startThreadId(), start_ns(e, 0), duration_ns(e, 0)});
+    out.push_back({e.name(), std::move(kind), e.startThreadId(), start_ns(e, 0), duration_ns(e, 0),
+                   on_device ? e.linkedCorrelationId() : e.correlationId(), on_device ? "" : inputs_of(e)});
   }
   return out;
 }
@@ -155,6 +177,7 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
   // Self time of CPU ops: on each thread ops nest (aten::linear > aten::addmm); an op's
   // self time is its time minus that of the ops directly inside it.
   std::vector<int64_t> child_ns(events.size(), 0);
+  std::vector<size_t> parent(events.size(), events.size());  // innermost enclosing op; size() = none
   std::map<uint64_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind == "cpu_op") by_thread[events[i].thread].push_back(i);
@@ -168,15 +191,49 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
     for (size_t i : idx) {
       const auto end = [&](size_t k) { return events[k].start_ns + events[k].duration_ns; };
       while (!open.empty() && end(open.back()) <= events[i].start_ns) open.pop_back();
-      if (!open.empty()) child_ns[open.back()] += events[i].duration_ns;
+      if (!open.empty()) {
+        child_ns[open.back()] += events[i].duration_ns;
+        parent[i] = open.back();
+      }
       open.push_back(i);
     }
   }
 
+  // Launch paths: the CPU op with a device event's correlation id, and what encloses it.
+  std::map<uint64_t, size_t> op_by_correlation;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind == "cpu_op" && events[i].correlation != 0) op_by_correlation[events[i].correlation] = i;
+  }
+  const auto launch_path = [&](const OpEvent& e) -> std::string {
+    auto it = op_by_correlation.find(e.correlation);
+    if (e.correlation == 0 || it == op_by_correlation.end()) return "";
+    std::vector<size_t> chain;  // innermost first
+    for (size_t k = it->second; k < events.size(); k = parent[k]) chain.push_back(k);
+    constexpr size_t kLevels = 3;
+    std::string path;
+    for (size_t level = std::min(kLevels, chain.size()); level-- > 0;) {
+      path += (path.empty() ? "" : " > ") + events[chain[level]].name;
+    }
+    for (size_t level = kLevels; level < chain.size(); ++level) {
+      const std::string& name = events[chain[level]].name;
+      if (name.rfind("autograd::engine::evaluate_function: ", 0) == 0) {
+        path = name + " > ... > " + path;
+        break;
+      }
+    }
+    const std::string& inputs = events[it->second].inputs;
+    return inputs.empty() ? path : path + " [" + inputs + "]";
+  };
+
+  struct From {
+    int64_t calls = 0;
+    double total_ns = 0;
+  };
   struct Row {
     std::string name, kind;
     int64_t calls = 0;
     double total_ns = 0, self_ns = 0;
+    std::map<std::string, From> from;  // device rows: by launch path
   };
   std::map<std::pair<std::string, std::string>, Row> rows;  // (kind, name)
   for (size_t i = 0; i < events.size(); ++i) {
@@ -186,6 +243,13 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
     row.calls += 1;
     row.total_ns += static_cast<double>(e.duration_ns);
     row.self_ns += static_cast<double>(std::max<int64_t>(0, e.duration_ns - child_ns[i]));
+    if (e.kind != "cpu_op") {
+      if (std::string path = launch_path(e); !path.empty()) {
+        From& f = row.from[path];
+        f.calls += 1;
+        f.total_ns += static_cast<double>(e.duration_ns);
+      }
+    }
   }
   std::vector<Row> device, cpu;
   double device_ns = 0, cpu_self_ns = 0;
@@ -212,13 +276,25 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
       group.push_back(std::move(other));
     }
     for (const Row& r : group) {
-      ops.push_back({{"name", r.name},
-                     {"kind", r.kind},
-                     {"calls", r.calls},
-                     {"total_us", us(r.total_ns)},
-                     {"self_us", us(r.self_ns)},
-                     {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
-                     {"percent", group_ns > 0 ? std::round(r.*key / group_ns * 10000.0) / 100.0 : 0.0}});
+      nlohmann::json row = {{"name", r.name},
+                            {"kind", r.kind},
+                            {"calls", r.calls},
+                            {"total_us", us(r.total_ns)},
+                            {"self_us", us(r.self_ns)},
+                            {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
+                            {"percent", group_ns > 0 ? std::round(r.*key / group_ns * 10000.0) / 100.0 : 0.0}};
+      if (!r.from.empty()) {
+        std::vector<std::pair<std::string, From>> paths(r.from.begin(), r.from.end());
+        std::stable_sort(paths.begin(), paths.end(),
+                         [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
+        if (paths.size() > kFromPaths) paths.resize(kFromPaths);
+        nlohmann::json from = nlohmann::json::array();
+        for (const auto& [path, f] : paths) {
+          from.push_back({{"path", path}, {"calls", f.calls}, {"total_us", us(f.total_ns)}});
+        }
+        row["from"] = std::move(from);
+      }
+      ops.push_back(std::move(row));
     }
   };
   emit(device, &Row::total_ns, device_ns, "cuda_kernel");

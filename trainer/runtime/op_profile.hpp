@@ -5,7 +5,13 @@
 // the steady-state steps (CPU ops, and on CUDA the device activity) and PATH receives a
 // JSON summary, written atomically (docs/protocol.md section 6):
 //   {"steps", "device", "torch", "total_us", "device_us", "cpu_self_us",
-//    "ops": [{"name", "kind", "calls", "total_us", "self_us", "avg_us", "percent"}]}
+//    "ops": [{"name", "kind", "calls", "total_us", "self_us", "avg_us", "percent", "from"}]}
+// A device row's "from" says which CPU ops launched it: up to kFromPaths launch paths by
+// device time, each {"path", "calls", "total_us"}; a path is the launching op and the ops
+// around it on its thread (the innermost three, outermost first, with the autograd node
+// they run in when that is further out), then the launching op's input dtypes and shapes:
+//   "autograd::engine::evaluate_function: AddBackward0 > aten::add [bf16[32,1280,1536], f32[...]]"
+// (input shapes are recorded for this: the profiler's per-op cost grows a little).
 // Profiled runs are slower (the profiler's callbacks on every op): compare shares, not
 // samples/s, with unprofiled runs.
 #pragma once
@@ -30,13 +36,19 @@ struct OpEvent {
   uint64_t thread = 0;  // cpu_op: the recording thread (nesting is per thread)
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
+  // cpu_op: its correlation id; device activity: the id of the CPU op that launched it
+  // (Kineto's linked correlation). 0 = unknown.
+  uint64_t correlation = 0;
+  std::string inputs;  // cpu_op: "bf16[32,1280,1536], f32[1536]" when shapes were recorded
 };
+
+inline constexpr size_t kFromPaths = 3;
 
 // Aggregates events by (kind group, name): device activity first, by total time; then CPU
 // ops by self time (their time minus the ops nested in them on the same thread). Each
 // group keeps its `top` rows plus one "(other)" row for the rest; `percent` is the share
-// of the group's time (device: total, CPU: self). Returns {"device_us", "cpu_self_us",
-// "ops"}.
+// of the group's time (device: total, CPU: self); each kept device row has its "from"
+// launch paths. Returns {"device_us", "cpu_self_us", "ops"}.
 nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t top);
 
 class OpProfile {
