@@ -220,9 +220,10 @@ CREATE INDEX kernel_timings_by_campaign ON kernel_timings(campaign_id, family);
 -- accepted configurations against the baseline at the target micro-batch on the device at
 -- hand: `rounds` interleaved rounds, each one baseline run then every finalist (trials with
 -- purpose 'final_base' / 'final_cand'). One row per (budget, finalist): speedup is the median
--- of the per-round ratios, spread their max - min; disposition 'accepted' when both sides
--- ran every round, else the failure (e.g. 'oom': it does not fit one device there). Presets
--- pick, per budget with finals, the fastest finalist measured here.
+-- of the per-round ratios, spread half their range; disposition 'accepted' when both sides
+-- ran every round, else the failure ('gate_failed': not bitwise the baseline at the target;
+-- 'oom': it does not fit one device there). Presets pick, per budget with finals, the
+-- fastest finalist measured here. A resumed campaign replaces its rows.
 CREATE TABLE target_finals (
   id INTEGER PRIMARY KEY,
   campaign_id INTEGER NOT NULL REFERENCES campaigns(id),

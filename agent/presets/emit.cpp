@@ -126,7 +126,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
         fmt::format("speedup: {:.3f}x +- {:.3f} (median of paired ABAB repeats vs the baseline, {} steps)", e.speedup,
                     e.speedup_spread, e.steps),
         fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
-                    format_gib(e.projected_peak_bytes), opts.value("target_micro_batch", 0),
+                    format_gib(e.projected_peak_bytes), rankings.target_micro_batch(),
                     opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(static_cast<double>(bytes))),
         fmt::format("gate: {}{}", e.gate_class,
                     deterministic ? "" : " (NON-DETERMINISTIC environment: everything gated by tolerance)"),
@@ -136,7 +136,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     if (rank.measured_at_target()) {
       comments.push_back("ranked at the target: " + rank.describe());
     } else if (ranked_at_target) {
-      comments.push_back("ranked by the speedup above (its memory probe did not run at the target micro-batch)");
+      comments.push_back("ranked by the speedup above (not measured at the target micro-batch)");
     }
     if (cfg.empty()) comments.push_back("no accepted switch beats the baseline within this budget: all defaults");
     std::string content = render_preset(comments, cfg, manifest);
@@ -188,7 +188,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     md += fmt::format("\nThe speedup column is the campaign's (paired, at its micro-batch). Presets were chosen by "
                       "throughput at the target micro-batch {} where the campaign measured it there "
                       "(docs/controller.md, \"Presets\"):",
-                      opts.value("target_micro_batch", 0));
+                      rankings.target_micro_batch());
     for (const auto& p : preset_rows) {
       const TargetRank& r = chosen_ranks.at(p.name);
       md += r.measured_at_target() ? fmt::format(" {} {};", p.name, r.describe()) : fmt::format(" {} not measured there;", p.name);

@@ -2,8 +2,11 @@
 #include "agent/presets/target_rank.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "agent/manifest/manifest.hpp"
 
 namespace sg::agent {
 namespace {
@@ -22,6 +25,14 @@ double target_samples_per_s(const EvaluationRow& e, const std::map<std::int64_t,
   return 0;
 }
 
+int resolved_target(const CampaignRow& camp) {
+  const int target = camp.options.value("target_micro_batch", 0);
+  if (target > 0) return target;
+  const Manifest m = parse_manifest(camp.manifest);
+  const SizeSpec* size = m.find_size(camp.workload, camp.size);
+  return size ? size->default_micro_batch : 0;
+}
+
 }  // namespace
 
 std::string TargetRank::describe() const {
@@ -38,15 +49,19 @@ std::string TargetRank::describe() const {
   return fmt::format("{:.3f}x (the campaign's speedup)", speedup);
 }
 
-TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vector<EvaluationRow>& evals) {
+TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vector<EvaluationRow>& evals)
+    : target_(resolved_target(camp)) {
+  const int full_steps = camp.options.value("steps", 0);
   for (const auto& e : evals) {
     by_probe_[e.id] = {e.speedup};
-    if (e.config_key.empty()) baseline_id_ = e.id;
+    if (e.config_key.empty() && e.steps == full_steps) baseline_id_ = e.id;
   }
   finals_ = store.target_finals(camp.id);
-  any_at_target_ = std::any_of(finals_.begin(), finals_.end(),
-                               [](const TargetFinalRow& f) { return f.disposition == Disposition::accepted; });
-  const int target = camp.options.value("target_micro_batch", 0);
+  for (const auto& f : finals_) {
+    if (f.disposition == Disposition::accepted) any_at_target_ = true;
+    if (f.disposition == Disposition::gate_failed) excluded_.insert(f.evaluation_id);
+  }
+  const int target = target_;
   if (!camp.options.value("probe_at_target", false) || target <= 0) return;
   const std::vector<TrialRow> rows = store.trials(camp.id);
   std::map<std::int64_t, const TrialRow*> trials;
@@ -82,6 +97,7 @@ std::map<std::int64_t, TargetRank> TargetRanks::for_budget(const std::string& bu
 std::vector<FrontierPoint> TargetRanks::ranked(std::vector<FrontierPoint> points, const std::string& budget) const {
   const auto ranks = for_budget(budget);
   for (auto& p : points) {
+    if (excluded_.count(p.id)) p.projected_peak = std::numeric_limits<double>::infinity();
     auto it = ranks.find(p.id);
     if (it == ranks.end()) continue;
     p.speedup = it->second.speedup;

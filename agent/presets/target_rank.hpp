@@ -15,7 +15,8 @@
 //    target_finals). For a budget with finals, those finalists and the baseline (the
 //    pairs' reference, 1.0 by definition) rank above every configuration not paired there
 //    (tier 1): the rest were behind the finalists already, and an unpaired probe of one of
-//    them must not outrank a paired measurement.
+//    them must not outrank a paired measurement. A finalist that was not bitwise the
+//    baseline at the target (finals row gate_failed) is excluded from every budget.
 #pragma once
 
 #include "agent/search/pareto.hpp"
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,13 +52,20 @@ class TargetRanks {
   const std::map<std::int64_t, TargetRank>& before_finals() const { return by_probe_; }
   // Whether anything was measured at the target (probes or finals).
   bool any_at_target() const { return any_at_target_; }
-  // `points` (ids are evaluation ids) with speedup and tier replaced by the budget's ranks.
+  // `points` (ids are evaluation ids) with speedup and tier replaced by the budget's ranks;
+  // an excluded one gets an infinite projected peak, so it fits no budget (indices stay
+  // those of `points`).
   std::vector<FrontierPoint> ranked(std::vector<FrontierPoint> points, const std::string& budget) const;
+  // The micro-batch presets are for: the campaign's --target-micro-batch, or its size's
+  // default micro-batch when that was left at 0.
+  int target_micro_batch() const { return target_; }
 
  private:
   std::map<std::int64_t, TargetRank> by_probe_;
   std::vector<TargetFinalRow> finals_;
+  std::set<std::int64_t> excluded_;  // not bitwise the baseline at the target
   std::int64_t baseline_id_ = 0;
+  int target_ = 0;
   bool any_at_target_ = false;
 };
 

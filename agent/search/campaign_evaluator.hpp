@@ -41,7 +41,7 @@ class CampaignEvaluator : public Evaluator {
                                                 const std::vector<std::string>& variants) override;
 
   // Defined in campaign_finals.cpp.
-  int run_finals(int per_budget) override;
+  int run_finals(const std::vector<Evaluation>& before, int per_budget) override;
 
   Executor& executor() { return *executor_; }
 

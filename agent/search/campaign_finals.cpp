@@ -9,8 +9,11 @@
 // run must be bitwise the baseline's there too (the campaign gated it at its own
 // micro-batch). A tolerance configuration has no seed band at the target: not re-gated.
 // A finalist whose run fails is out (the failure recorded); a baseline that fails in
-// round 0 means the target does not run on this device: no finals.
+// round 0 means the target does not run on this device: no finals. The baseline runs'
+// trial keys name the pool (a hash of its configurations), so a resumed campaign whose
+// pool changed pairs its finalists with baseline runs of their own rounds.
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,6 +30,18 @@ namespace {
 // Rounds of finals: at least three ratios, so one disturbed round does not decide.
 constexpr int kMinFinalRounds = 3;
 
+// FNV-1a over the pool's configuration keys: stable across builds and runs.
+std::string pool_tag(const std::vector<const EvaluationRow*>& pool) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const EvaluationRow* e : pool) {
+    for (unsigned char c : e->config_key + "\n") {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  }
+  return fmt::format("finals:{:016x}", h);
+}
+
 struct FinalSide {
   std::vector<double> baseline, candidate;  // samples/s per round
   std::vector<std::int64_t> trial_ids;
@@ -36,12 +51,20 @@ struct FinalSide {
 
 }  // namespace
 
-int CampaignEvaluator::run_finals(int per_budget) {
+int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per_budget) {
   const std::optional<CampaignRow> camp = store_.campaign(campaign_id_);
-  const std::vector<EvaluationRow> evals = store_.evaluations(campaign_id_);
-  const TargetRanks rankings(store_, *camp, evals);
+  const std::vector<EvaluationRow> all = store_.evaluations(campaign_id_);
+  const TargetRanks rankings(store_, *camp, all);
+  std::set<std::int64_t> made_before;
+  for (const auto& e : before) made_before.insert(e.id);
+  std::vector<EvaluationRow> evals;
+  for (const auto& e : all) {
+    if (made_before.count(e.id)) evals.push_back(e);
+  }
+  // The probes ran at the target only when it is above the measured micro-batch.
+  const bool probes_at_target = opt_.probe_at_target && target_micro_batch_ > micro_batch_;
   const std::vector<BudgetFinalists> chosen =
-      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, opt_.probe_at_target);
+      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, probes_at_target);
   std::vector<const EvaluationRow*> pool;
   std::set<std::string> in_pool;
   for (const auto& b : chosen) {
@@ -50,18 +73,37 @@ int CampaignEvaluator::run_finals(int per_budget) {
       if (in_pool.insert(e->config_key).second) pool.push_back(e);
     }
   }
-  if (pool.empty()) return 0;
+  if (pool.empty()) {
+    store_.set_target_finals(campaign_id_, {});
+    return 0;
+  }
 
   const int rounds = std::max(kMinFinalRounds, opt_.repeats);
   const int steps = opt_.steps, mb = target_micro_batch_, seed = opt_.seeds.front();
+  const std::string tag = pool_tag(pool);
+  int to_run = 0;  // runs not in the store yet (a resumed campaign has some)
+  for (int r = 0; r < rounds; ++r) {
+    if (!stored(store_, key_of({"final_base", {}, seed, steps, mb, r, tag}))) ++to_run;
+    for (const EvaluationRow* e : pool) {
+      if (!stored(store_, key_of({"final_cand", config_from_key(e->config_key), seed, steps, mb, r, ""}))) ++to_run;
+    }
+  }
+  if (to_run > 0 && !budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
+    spdlog::warn("finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none", to_run, mb);
+    store_.set_target_finals(campaign_id_, {});
+    return 0;
+  }
+  spdlog::info("finals: {} configuration(s) paired with the baseline at micro-batch {}, {} rounds ({} runs to do)",
+               pool.size(), mb, rounds, to_run);
   std::map<std::string, FinalSide> sides;
   for (int r = 0; r < rounds; ++r) {
-    Run base = run("final_base", {}, seed, steps, mb, r, "finals");
+    Run base = run("final_base", {}, seed, steps, mb, r, tag);
     if (!base.result) {
       const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}", mb, r,
                                           to_string(*base.failure), base.reason);
       if (r == 0) {
         spdlog::warn("finals: none: {}", why);
+        store_.set_target_finals(campaign_id_, {});
         return 0;
       }
       for (auto& [key, side] : sides) {
@@ -96,6 +138,7 @@ int CampaignEvaluator::run_finals(int per_budget) {
     }
   }
 
+  std::vector<TargetFinalRow> rows;
   for (const auto& b : chosen) {
     for (const EvaluationRow* e : b.finalists) {
       const FinalSide& side = sides[e->config_key];
@@ -121,11 +164,12 @@ int CampaignEvaluator::run_finals(int per_budget) {
         row.samples_per_s = s.candidate_median;
         row.baseline_samples_per_s = s.baseline_median;
       }
-      store_.add_target_final(row);
       spdlog::info("finals: budget {}: {}: {}{}", b.budget.name, config_label(config_from_key(e->config_key)),
                    to_string(row.disposition), row.reason.empty() ? "" : ": " + row.reason);
+      rows.push_back(std::move(row));
     }
   }
+  store_.set_target_finals(campaign_id_, rows);
   return static_cast<int>(pool.size());
 }
 

@@ -55,11 +55,11 @@ class Evaluator {
     return std::nullopt;
   }
   // Finals (strategy "finals", agent/search/finals.hpp): pairs each memory budget's
-  // `per_budget` leading accepted configurations against the baseline at the target
-  // micro-batch and records the ratios (table target_finals) that presets rank by.
-  // Returns how many configurations were paired; 0 for an evaluator that has no target
-  // (replay). May throw BudgetExhausted.
-  virtual int run_finals(int /*per_budget*/) { return 0; }
+  // `per_budget` leading accepted configurations among `before` (the evaluations the plan
+  // made before finals) against the baseline at the target micro-batch and records the
+  // ratios (table target_finals) that presets rank by. Returns how many configurations
+  // were paired; 0 for an evaluator that has no target (replay). May throw BudgetExhausted.
+  virtual int run_finals(const std::vector<Evaluation>& /*before*/, int /*per_budget*/) { return 0; }
 };
 
 }  // namespace sg::agent

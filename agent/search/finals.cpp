@@ -1,7 +1,8 @@
 // Strategy "finals" and the choice of finalists (agent/search/finals.hpp). The pairing
 // itself is the evaluator's (CampaignEvaluator::run_finals, campaign_finals.cpp): it owns
 // the trials. Put it last in the plan (`--plan kernels,stack,prune,finals`): it pairs what
-// the strategies before it accepted.
+// the strategies before it accepted; what a later strategy accepts ranks below the
+// finalists (tier 0) in the budgets that have finals.
 #include "agent/search/finals.hpp"
 
 #include <algorithm>
@@ -57,7 +58,9 @@ constexpr int kFinalistsPerBudget = 2;
 
 class Finals : public Strategy {
  public:
-  void run(SearchContext& ctx) override { ctx.evaluator.run_finals(kFinalistsPerBudget); }
+  // Only what the plan evaluated before finals: a resumed campaign rebuilds the same history
+  // (its strategies re-run from the store), so the pool, and the trials, stay the same.
+  void run(SearchContext& ctx) override { ctx.evaluator.run_finals(ctx.history(), kFinalistsPerBudget); }
 };
 
 }  // namespace

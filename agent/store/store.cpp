@@ -736,32 +736,39 @@ std::vector<KernelTimingRow> Store::kernel_timings(std::int64_t campaign_id, con
   return out;
 }
 
-void Store::add_target_final(const TargetFinalRow& r) {
+void Store::set_target_finals(std::int64_t campaign_id, const std::vector<TargetFinalRow>& rows) {
   write([&] {
+    SQLite::Statement clear(*db_, "DELETE FROM target_finals WHERE campaign_id = ?");
+    clear.bind(1, campaign_id);
+    clear.exec();
     SQLite::Statement st(*db_,
-        "INSERT OR REPLACE INTO target_finals(campaign_id, budget_name, budget_bytes, evaluation_id, config_key, "
+        "INSERT INTO target_finals(campaign_id, budget_name, budget_bytes, evaluation_id, config_key, "
         "micro_batch, steps, rounds, disposition, reason, speedup, speedup_spread, samples_per_s, "
         "baseline_samples_per_s, trial_ids_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, r.campaign_id);
-    st.bind(2, r.budget_name);
-    bind_real(st, 3, r.budget_bytes);
-    st.bind(4, r.evaluation_id);
-    st.bind(5, r.config_key);
-    st.bind(6, r.micro_batch);
-    st.bind(7, r.steps);
-    st.bind(8, r.rounds);
-    st.bind(9, std::string(to_string(r.disposition)));
-    st.bind(10, r.reason);
-    bind_real(st, 11, r.speedup);
-    bind_real(st, 12, r.speedup_spread);
-    bind_real(st, 13, r.samples_per_s);
-    bind_real(st, 14, r.baseline_samples_per_s);
-    st.bind(15, ids_json(r.trial_ids));
-    st.exec();
+    for (const auto& r : rows) {
+      st.reset();
+      st.bind(1, campaign_id);
+      st.bind(2, r.budget_name);
+      bind_real(st, 3, r.budget_bytes);
+      st.bind(4, r.evaluation_id);
+      st.bind(5, r.config_key);
+      st.bind(6, r.micro_batch);
+      st.bind(7, r.steps);
+      st.bind(8, r.rounds);
+      st.bind(9, std::string(to_string(r.disposition)));
+      st.bind(10, r.reason);
+      bind_real(st, 11, r.speedup);
+      bind_real(st, 12, r.speedup_spread);
+      bind_real(st, 13, r.samples_per_s);
+      bind_real(st, 14, r.baseline_samples_per_s);
+      st.bind(15, ids_json(r.trial_ids));
+      st.exec();
+    }
   });
 }
 
 std::vector<TargetFinalRow> Store::target_finals(std::int64_t campaign_id) {
+  if (schema_version() < 5) return {};  // a read-only open of an older database: no finals table
   SQLite::Statement q(*db_,
       "SELECT id, campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, steps, rounds, "
       "disposition, reason, speedup, speedup_spread, samples_per_s, baseline_samples_per_s, trial_ids_json "

@@ -175,8 +175,11 @@ class Store {
   void add_kernel_timings(const std::vector<KernelTimingRow>& rows);
   // A campaign's kernel timings, all families ("" ) or one, in insertion order.
   std::vector<KernelTimingRow> kernel_timings(std::int64_t campaign_id, const std::string& family = "");
-  // One row per (campaign, budget, evaluation): a resumed campaign replaces its row.
-  void add_target_final(const TargetFinalRow& r);
+  // The campaign's finals: replaces every row it had (a resumed campaign records its
+  // finals again, possibly for another pool), in one transaction. Rows' campaign_id is
+  // taken from the argument.
+  void set_target_finals(std::int64_t campaign_id, const std::vector<TargetFinalRow>& rows);
+  // Empty for a database older than schema v5 (opened read-only, not migrated).
   std::vector<TargetFinalRow> target_finals(std::int64_t campaign_id);
   std::int64_t add_preset(const PresetRow& p);
   // The newest emitted preset of that name (budget) in the campaign.

@@ -487,6 +487,48 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
   EXPECT_GT(with_finals.summary["trials"]["by_purpose"].value("final_cand", 0), 0);
 }
 
+// Round 0 of finals re-gates a bitwise finalist at the target: the bitwise stack
+// (SLOWER, TEXT_CACHE, WORKERS) leads fast at 32 (FAST_MISS, in every other stack, is made
+// slow there), but with FAKE_TARGET_DRIFT its runs at 32 change the loss bits. Its finals
+// row is gate_failed and no preset takes it: fast falls back to the defaults (the paired
+// baseline beats the tolerance stack at 32).
+TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
+  spdlog::set_level(spdlog::level::warn);
+  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
+  test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
+  test::ScopedEnv target("FAKE_TARGET_SPEED", "FAST_MISS=1:0.5");
+  const std::string bitwise_stack = "SLOWER=1,TEXT_CACHE=1,WORKERS=4";
+  auto run = [](bool drift) {
+    std::string dir = test::make_temp_dir(drift ? "target_drift" : "no_target_drift");
+    test::ScopedEnv env("FAKE_TARGET_DRIFT", drift ? "TEXT_CACHE=1" : "");
+    CampaignOptions o = fake_options(dir);
+    o.plan = {"stack", "finals"};
+    o.probe_at_target = true;
+    auto cid = run_campaign(o, describe_trainer(o.trainer));
+    Store s(o.db_path);
+    auto r = emit_presets(s, cid, dir + "/presets");
+    std::pair<std::string, std::vector<TargetFinalRow>> out;  // fast's configuration, the finals
+    for (const auto& p : r.summary["presets"]) {
+      if (p["name"] == "fast" && p.value("written", false)) out.first = config_key(p["config"].get<Config>());
+    }
+    out.second = s.target_finals(cid);
+    std::filesystem::remove_all(dir);
+    return out;
+  };
+  const auto [fast_clean, finals_clean] = run(false);
+  EXPECT_EQ(fast_clean, bitwise_stack);
+  const auto [fast_drift, finals_drift] = run(true);
+  EXPECT_EQ(fast_drift, "");
+  bool regated = false;
+  for (const auto& f : finals_drift) {
+    if (f.config_key != bitwise_stack) continue;
+    regated = true;
+    EXPECT_EQ(f.disposition, Disposition::gate_failed);
+    EXPECT_NE(f.reason.find("not bitwise the baseline at micro-batch 32"), std::string::npos) << f.reason;
+  }
+  EXPECT_TRUE(regated);
+}
+
 // Plan kernels,stack: one kernel trial times ROPE's variants (recorded in kernel_timings),
 // the fastest (threads=128) changes the loss bits in training and fails the gate, the
 // next (threads=64) is verified, and the stack's combinations and the presets carry it.

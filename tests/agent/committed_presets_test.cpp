@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/presets/emit.hpp"
+#include "agent/report/summary.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
 
@@ -47,6 +48,34 @@ TEST(CommittedPresets, ReEmittingFromTheCampaignDbReproducesThem) {
     ASSERT_TRUE(fs::exists(root / "presets" / name));
     EXPECT_EQ(without_build_lines(root / "presets" / name), without_build_lines(fs::path(dir) / "presets" / name));
   }
+  fs::remove_all(dir);
+}
+
+// `speedgate report` opens a database read-only, which does not migrate it: every committed
+// campaign DB, whatever its schema version, still reports (an older one has no finals).
+TEST(CommittedPresets, EveryCommittedDbReportsReadOnlyWithoutMigrating) {
+  const fs::path results = fs::path(SPEEDGATE_SOURCE_DIR) / "benchmarks/results";
+  const std::string dir = test::make_temp_dir("committed_dbs");
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(results)) {
+    if (entry.path().extension() != ".db") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    const fs::path copy = fs::path(dir) / entry.path().filename();
+    fs::copy_file(entry.path(), copy);
+    int version = 0;
+    {
+      Store store(copy.string(), /*read_only=*/true);
+      version = store.schema_version();
+      nlohmann::json s;
+      ASSERT_NO_THROW(s = campaign_summary(store, std::nullopt));
+      EXPECT_TRUE(s.at("finals").is_array());
+      if (version < 5) EXPECT_TRUE(s.at("finals").empty());
+    }
+    Store again(copy.string(), /*read_only=*/true);
+    EXPECT_EQ(again.schema_version(), version);
+    ++seen;
+  }
+  EXPECT_GE(seen, 2);
   fs::remove_all(dir);
 }
 

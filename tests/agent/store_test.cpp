@@ -213,7 +213,7 @@ TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
   EXPECT_EQ(all[0].trial_ids, (std::vector<std::int64_t>{1, 2}));
 }
 
-TEST_F(StoreTest, TargetFinalsAreOneRowPerBudgetAndEvaluation) {
+TEST_F(StoreTest, TargetFinalsAreReplacedAsAWhole) {
   Store s(db);
   const EvaluationRow e = evaluation(s, "stack", "A=1");
   TargetFinalRow f;
@@ -228,14 +228,17 @@ TEST_F(StoreTest, TargetFinalsAreOneRowPerBudgetAndEvaluation) {
   f.disposition = Disposition::oom;
   f.reason = "round 0 at micro-batch 32: out of memory";
   f.trial_ids = {7, 8};
-  s.add_target_final(f);
-  f.disposition = Disposition::accepted;  // a resumed campaign records the finalist again
+  TargetFinalRow dropped = f;
+  dropped.budget_name = "fast_80gb";
+  s.set_target_finals(f.campaign_id, {f, dropped});
+  ASSERT_EQ(s.target_finals(f.campaign_id).size(), 2u);
+  f.disposition = Disposition::accepted;  // a resumed campaign records its finals again
   f.speedup = 2.5;
   f.speedup_spread = std::numeric_limits<double>::quiet_NaN();
   f.trial_ids = {7, 8, 9, 10, 11, 12};
-  s.add_target_final(f);
-  f.budget_name = "fast_80gb";  // the same finalist in another budget: its own row
-  s.add_target_final(f);
+  TargetFinalRow other = f;  // the same finalist in another budget: its own row
+  other.budget_name = "fast_80gb";
+  s.set_target_finals(f.campaign_id, {f, other});
   const auto rows = s.target_finals(f.campaign_id);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].budget_name, "fast");

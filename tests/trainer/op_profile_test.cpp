@@ -88,6 +88,23 @@ TEST(OpProfile, DeviceRowsNameTheOpsThatLaunchedThem) {
   EXPECT_FALSE(find_op(ops, "cpu_op", "aten::add")->contains("from"));
 }
 
+// LibTorch 1.13 times ops in whole microseconds: a wrapper and the op it calls often share
+// start and duration. The correlation ids (given as ops are entered) keep the nesting.
+TEST(OpProfile, OpsWithTheSameTimesNestInTheOrderTheyWereEntered) {
+  const std::vector<OpEvent> events = {
+      {"aten::copy_", "cpu_op", 1, 0, 1000, 12},
+      {"aten::to", "cpu_op", 1, 0, 1000, 10},
+      {"aten::_to_copy", "cpu_op", 1, 0, 1000, 11},
+      {"copy_kernel", "cuda_kernel", 0, 500, 2000, 12},
+  };
+  const auto ops = summarize_op_events(events, 60).at("ops");
+  const auto* k = find_op(ops, "cuda_kernel", "copy_kernel");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->at("from").at(0).at("path"), "aten::to > aten::_to_copy > aten::copy_");
+  EXPECT_DOUBLE_EQ(find_op(ops, "cpu_op", "aten::to")->at("self_us").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(find_op(ops, "cpu_op", "aten::copy_")->at("self_us").get<double>(), 1.0);
+}
+
 TEST(OpProfile, SummaryFoldsRowsPastTopIntoOther) {
   std::vector<OpEvent> events;
   for (int i = 0; i < 5; ++i) events.push_back({"k" + std::to_string(i), "cuda_kernel", 0, i * 100000, 1000 * (i + 1)});

@@ -88,7 +88,8 @@ void enable_profiler(c10::Device device) {
 }
 
 // "bf16[32,1280,1536], f32[1536]": a CPU op's tensor inputs as recorded with
-// report_input_shapes (non-tensor arguments have no dtype and are left out).
+// report_input_shapes. Other arguments (no dtype, or the profiler's "Scalar", "ScalarList",
+// "TensorList", "GenericList") are left out.
 template <class E>
 std::string inputs_of(const E& e) {
   if (!e.hasShapes() || !e.hasTypes()) return "";
@@ -96,7 +97,10 @@ std::string inputs_of(const E& e) {
   const auto types = e.dtypes();
   std::string out;
   for (size_t i = 0; i < shapes.size() && i < types.size(); ++i) {
-    if (types[i].empty()) continue;
+    if (types[i].empty() || types[i] == "Scalar" || types[i] == "ScalarList" || types[i] == "TensorList" ||
+        types[i] == "GenericList") {
+      continue;
+    }
     std::string dims;
     for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     std::string type = types[i];
@@ -185,12 +189,17 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
   for (auto& [thread, idx] : by_thread) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
-      return events[a].duration_ns > events[b].duration_ns;  // the enclosing op first
+      if (events[a].duration_ns != events[b].duration_ns) return events[a].duration_ns > events[b].duration_ns;
+      return events[a].correlation < events[b].correlation;  // ids grow as ops are entered: the enclosing op first
     });
     std::vector<size_t> open;
     for (size_t i : idx) {
       const auto end = [&](size_t k) { return events[k].start_ns + events[k].duration_ns; };
-      while (!open.empty() && end(open.back()) <= events[i].start_ns) open.pop_back();
+      // An op that starts when the open one does is inside it (LibTorch 1.13's clock has
+      // whole microseconds: a wrapper and the op it calls often share start and duration).
+      while (!open.empty() && end(open.back()) <= events[i].start_ns && events[open.back()].start_ns != events[i].start_ns) {
+        open.pop_back();
+      }
       if (!open.empty()) {
         child_ns[open.back()] += events[i].duration_ns;
         parent[i] = open.back();
@@ -204,9 +213,12 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind == "cpu_op" && events[i].correlation != 0) op_by_correlation[events[i].correlation] = i;
   }
+  std::map<size_t, std::string> path_of_op;  // by launching op: each built once
   const auto launch_path = [&](const OpEvent& e) -> std::string {
     auto it = op_by_correlation.find(e.correlation);
     if (e.correlation == 0 || it == op_by_correlation.end()) return "";
+    auto [cached, fresh] = path_of_op.emplace(it->second, "");
+    if (!fresh) return cached->second;
     std::vector<size_t> chain;  // innermost first
     for (size_t k = it->second; k < events.size(); k = parent[k]) chain.push_back(k);
     constexpr size_t kLevels = 3;
@@ -217,12 +229,13 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
     for (size_t level = kLevels; level < chain.size(); ++level) {
       const std::string& name = events[chain[level]].name;
       if (name.rfind("autograd::engine::evaluate_function: ", 0) == 0) {
-        path = name + " > ... > " + path;
+        path = name + (level == kLevels ? " > " : " > ... > ") + path;
         break;
       }
     }
     const std::string& inputs = events[it->second].inputs;
-    return inputs.empty() ? path : path + " [" + inputs + "]";
+    cached->second = inputs.empty() ? path : path + " [" + inputs + "]";
+    return cached->second;
   };
 
   struct From {

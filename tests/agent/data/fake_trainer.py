@@ -27,7 +27,9 @@ kernel trial reports that variant as not bitwise the plain one;
 FAKE_TARGET_SPEED=SWITCH=VALUE:FACTOR[,...] multiplies the samples/s of runs at micro-batch
 32 or more (the tests' target) that set SWITCH=VALUE: a gain that depends on the batch size;
 FAKE_LUCKY_ONCE=SWITCH=VALUE:FACTOR:MARKER multiplies the samples/s of the first such run
-only (MARKER, a file, records that it happened): one lucky unpaired measurement.
+only (MARKER, a file, records that it happened): one lucky unpaired measurement;
+FAKE_TARGET_DRIFT=SWITCH=VALUE changes the loss bits of runs at micro-batch 32 or more that
+set it (bitwise at the campaign's micro-batch, not at the target).
 """
 import hashlib
 import json
@@ -246,6 +248,9 @@ def run(argv):
             loss += 0.5  # outside any seed band: both gate classes fail
         if cfg.get("KERNEL_ROPE") and cfg["KERNEL_ROPE"] == os.environ.get("FAKE_KERNEL_DRIFT"):
             loss += 1e-6  # a variant that is not bitwise in training
+        target_drift = os.environ.get("FAKE_TARGET_DRIFT", "")
+        if target_drift and mb >= 32 and cfg.get(target_drift.split("=", 1)[0]) == target_drift.split("=", 1)[1]:
+            loss += 1e-6  # bitwise at small batches only
         if nondet:
             loss += 1e-4 * unit("nd", time.time_ns(), t)
         lf = f32(loss)
