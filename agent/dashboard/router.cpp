@@ -12,6 +12,7 @@
 #include "agent/dashboard/assets.hpp"
 #include "agent/dashboard/dashboard_queries.hpp"
 #include "agent/dashboard/metrics.hpp"
+#include "agent/report/summary.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent::dashboard {
@@ -160,6 +161,7 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
     if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
     if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(db, *id)}});
+    if (what == "finals") return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
   }
   return not_found();
 }

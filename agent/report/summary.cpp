@@ -56,16 +56,7 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["evaluations_by_disposition"] = eval_disp;
   s["frontier"] = frontier;
   s["best"] = best;
-  json finals = json::array();  // the `finals` strategy's pairs at the target micro-batch
-  for (const auto& f : store.target_finals(camp->id)) {
-    finals.push_back({{"budget", f.budget_name}, {"config_key", f.config_key}, {"evaluation_id", f.evaluation_id},
-                      {"micro_batch", f.micro_batch}, {"steps", f.steps}, {"rounds", f.rounds},
-                      {"disposition", std::string(to_string(f.disposition))}, {"speedup", f.speedup},
-                      {"spread", f.speedup_spread}, {"samples_per_s", f.samples_per_s},
-                      {"baseline_samples_per_s", f.baseline_samples_per_s}, {"reason", f.reason},
-                      {"trial_ids", f.trial_ids}});
-  }
-  s["finals"] = finals;
+  s["finals"] = campaign_finals(store, camp->id);
   json presets = json::array();
   SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at FROM presets "
                                   "WHERE campaign_id = ? ORDER BY id");
@@ -77,6 +68,19 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   }
   s["presets"] = presets;
   return s;
+}
+
+json campaign_finals(Store& store, std::int64_t campaign_id) {
+  json finals = json::array();  // the `finals` strategy's pairs at the target micro-batch
+  for (const auto& f : store.target_finals(campaign_id)) {
+    finals.push_back({{"budget", f.budget_name}, {"config_key", f.config_key}, {"evaluation_id", f.evaluation_id},
+                      {"micro_batch", f.micro_batch}, {"steps", f.steps}, {"rounds", f.rounds},
+                      {"disposition", std::string(to_string(f.disposition))}, {"speedup", f.speedup},
+                      {"spread", f.speedup_spread}, {"samples_per_s", f.samples_per_s},
+                      {"baseline_samples_per_s", f.baseline_samples_per_s}, {"reason", f.reason},
+                      {"trial_ids", f.trial_ids}});
+  }
+  return finals;
 }
 
 std::string format_summary(const json& s) {

@@ -13,6 +13,10 @@ class Store;
 
 // campaign_id nullopt = the latest campaign. Throws UsageError when there is none.
 nlohmann::json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id);
+// The campaign's finals at the target micro-batch (table target_finals; empty for an older
+// database): [{budget, config_key, evaluation_id, micro_batch, steps, rounds, disposition,
+// speedup, spread, samples_per_s, baseline_samples_per_s, reason, trial_ids}].
+nlohmann::json campaign_finals(Store& store, std::int64_t campaign_id);
 std::string format_summary(const nlohmann::json& summary);  // human-readable text
 
 }  // namespace sg::agent

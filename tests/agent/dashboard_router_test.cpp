@@ -160,6 +160,41 @@ TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
   EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/series?max_points=-5").status, 400);
 }
 
+// The finals a campaign recorded (here one row on campaign 1), as the report has them; a
+// campaign without finals answers an empty list.
+TEST_F(DashboardRouterTest, FinalsAreTheCampaignsPairsAtTheTarget) {
+  {
+    Store s(db_);
+    const auto evals = s.evaluations(1);
+    ASSERT_FALSE(evals.empty());
+    TargetFinalRow f;
+    f.evaluation_id = evals.back().id;
+    f.budget_name = "fast";
+    f.budget_bytes = 141.0 * (1ull << 30);
+    f.config_key = evals.back().config_key;
+    f.micro_batch = 32;
+    f.steps = 4;
+    f.rounds = 3;
+    f.disposition = Disposition::accepted;
+    f.speedup = 3.2;
+    f.speedup_spread = 0.05;
+    f.trial_ids = {1, 2, 3, 4, 5, 6};
+    s.set_target_finals(1, {f});
+  }
+  Router r(db_);
+  const auto one = get_json(r, "/api/v1/campaigns/1/finals");
+  EXPECT_EQ(one.at("campaign_id"), 1);
+  ASSERT_EQ(one.at("finals").size(), 1u);
+  const auto& f = one.at("finals")[0];
+  EXPECT_EQ(f.at("budget"), "fast");
+  EXPECT_EQ(f.at("micro_batch"), 32);
+  EXPECT_EQ(f.at("disposition"), "accepted");
+  EXPECT_DOUBLE_EQ(f.at("speedup").get<double>(), 3.2);
+  EXPECT_EQ(f.at("trial_ids").size(), 6u);
+  EXPECT_TRUE(get_json(r, "/api/v1/campaigns/2/finals").at("finals").empty());
+  EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/99/finals").status, 404);
+}
+
 TEST_F(DashboardRouterTest, NewestAliasServesTheNewestCampaign) {
   Router r(db_);
   EXPECT_EQ(get_json(r, "/api/v1/campaigns/newest/series").at("campaign_id").get<int>(), 2);
