@@ -4,7 +4,8 @@
 # gate verdict, samples/s, speedup ± spread over the paired baseline, MFU (samples/s x the
 # size's model FLOPs per sample from `speedgate-train describe --json` / PEAK_FLOPS) and the
 # projected peak at the campaign's target. Rows in evaluation order; single switches
-# (strategy screen) show what each switch does alone.
+# (strategy screen) show what each switch does alone. Then, when the campaign ran `finals`,
+# each budget's finalists paired against the default at the target micro-batch.
 #   benchmarks/campaign_table.sh DB [CAMPAIGN]   (env: SPEEDGATE=build/bin/speedgate,
 #   TRAINER=speedgate-train next to it, PEAK_FLOPS=790e12)
 set -euo pipefail
@@ -24,4 +25,11 @@ manifest=$("$TRAINER" describe --json 2>/dev/null || echo '{}')
     "| configuration | strategy | steps | verdict | gate | samples/s | speedup ± spread | MFU | projected peak GiB |",
     "|---|---|---|---|---|---|---|---|---|",
     (.evaluations[]
-     | "| \(if .config_key == "" then "(default)" else .config_key end) | \(.strategy) | \(.steps) | \(.disposition) | \(.gate_class // "-") | \(.samples_per_s // 0 | . * 100 | round / 100) | \(.speedup // 0 | . * 1000 | round / 1000)x ± \(.spread // 0 | . * 1000 | round / 1000) | \(if $fps > 0 then ((.samples_per_s // 0) * $fps / $pk * 1000 | round / 10 | tostring) + " %" else "-" end) | \((.projected_peak_bytes // 0) / 1073741824 * 100 | round / 100) |")'
+     | "| \(if .config_key == "" then "(default)" else .config_key end) | \(.strategy) | \(.steps) | \(.disposition) | \(.gate_class // "-") | \(.samples_per_s // 0 | . * 100 | round / 100) | \(.speedup // 0 | . * 1000 | round / 1000)x ± \(.spread // 0 | . * 1000 | round / 1000) | \(if $fps > 0 then ((.samples_per_s // 0) * $fps / $pk * 1000 | round / 10 | tostring) + " %" else "-" end) | \((.projected_peak_bytes // 0) / 1073741824 * 100 | round / 100) |"),
+    (if (.finals // []) == [] then empty else
+       "\n## Finals: paired against the default at the target micro-batch\n",
+       "| budget | configuration | verdict | rounds | default samples/s | samples/s | speedup ± spread | MFU |",
+       "|---|---|---|---|---|---|---|---|",
+       (.finals[]
+        | "| \(.budget) | \(.config_key) | \(.disposition) | \(.rounds) | \(.baseline_samples_per_s // 0 | . * 100 | round / 100) | \(.samples_per_s // 0 | . * 100 | round / 100) | \(if .disposition == "accepted" then "\(.speedup // 0 | . * 1000 | round / 1000)x ± \(.spread // 0 | . * 1000 | round / 1000)" else .reason end) | \(if $fps > 0 and .disposition == "accepted" then ((.samples_per_s // 0) * $fps / $pk * 1000 | round / 10 | tostring) + " %" else "-" end) |")
+     end)'
