@@ -8,7 +8,8 @@
 #   benchmarks/wam_switches.sh [BIN] [STEPS] [MICRO_BATCH]
 # Repeats: each configuration runs REPEATS times interleaved (ABAB...), median reported.
 # env: ONLY="NAME ..." times only those switches alone (plus the default), EXTRA="SG_A=1
-# SG_B=2;SG_C=1" adds configurations (';'-separated), ALL_TOGETHER=0 leaves out "all together",
+# SG_B=2;SG_C=1" adds configurations (';'-separated), ALL_TOGETHER=0 leaves out "all together"
+# (and its variant without the fused-kernel switches; ALL_WITHOUT_KERNELS=0 leaves out that one),
 # THREADS (host threads per run, default 8), OUT (a folder that gets a copy of the table).
 set -euo pipefail
 
@@ -45,6 +46,13 @@ ALL=$(jq -r "$PICK"'
    | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
   + [.switches[] | select(.available and .name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
 
+# The same without the switches that run fused kernels (manifest kernel_families): issue
+# #3's "all together before the fused kernels exist". Left out when it equals ALL (a build
+# without CUDA kernels) or with ALL_WITHOUT_KERNELS=0.
+ALL_NO_KERNELS=$(jq -r --arg all "$ALL" '
+  [.kernel_families[]?.switch | "SG_" + . + "="] as $k
+  | [$all | split(" ")[] | select(. as $e | all($k[]; . as $p | $e | startswith($p) | not))] | join(" ")' <<<"$MANIFEST")
+
 if [ -n "${ONLY:-}" ]; then
   KEEP=()
   for c in "${SINGLE[@]}"; do
@@ -55,6 +63,8 @@ fi
 CONFIGS=("" "${SINGLE[@]}")
 if [ -n "${EXTRA:-}" ]; then IFS=';' read -r -a MORE <<<"$EXTRA"; CONFIGS+=("${MORE[@]}"); fi
 [ "${ALL_TOGETHER:-1}" = 1 ] && CONFIGS+=("$ALL")
+[ "${ALL_TOGETHER:-1}" = 1 ] && [ "${ALL_WITHOUT_KERNELS:-1}" = 1 ] && [ "$ALL_NO_KERNELS" != "$ALL" ] &&
+  CONFIGS+=("$ALL_NO_KERNELS")
 run_one() {  # $1 = env string, $2 = result path
   env $1 "$BIN" run --workload wam --size "$SIZE" --steps "$STEPS" --seed 0 --micro-batch "$MICRO" \
     --grad-accum 1 --warmup-steps 3 --eval-batches 1 --threads "${THREADS:-8}" --result "$2" >/dev/null 2>"$2.err" || true
