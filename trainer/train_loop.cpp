@@ -119,49 +119,67 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
       }
     }
   };
-  for (int64_t step = 0; step < opt.steps; ++step) {
-    // Steady-state time starts with the device idle: what an earlier step left queued
-    // (ASYNC_STEP_STATS lets the host run ahead) is not counted.
-    if (step == first_steady_step) {
-      record(stats.flush());
-      op_profile.start();
+  try {
+    for (int64_t step = 0; step < opt.steps; ++step) {
+      // Steady-state time starts with the device idle: what an earlier step left queued
+      // (ASYNC_STEP_STATS lets the host run ahead) is not counted.
+      if (step == first_steady_step) {
+        record(stats.flush());
+        op_profile.start();
+      }
+      const auto t0 = Clock::now();
+      profile.set_recording(step >= first_steady_step);
+      // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
+      torch::manual_seed(mix_seed(mix_seed(seed, 0), static_cast<uint64_t>(step)));
+      if (faults.rank_crash && step == 1 && rt.rank == 1) std::abort();
+      for (auto& p : params) p.mutable_grad() = at::Tensor();
+      stats.begin_step(step);
+      for (int64_t g = 0; g < accum; ++g) {
+        const DeviceBatch batch = [&] {
+          ScopedPhase phase("data", rt.device);
+          return to_device(loader.next(), rt.device, sw.fast_input);
+        }();
+        at::Tensor loss = wam.loss(batch, noise_seed);
+        if (faults.nan_loss && step == 1) loss = loss * std::nan("");
+        if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
+        stats.add_loss(loss);
+        // Average the micro-batches: loss / G before backward (the test fault sums them).
+        ScopedPhase phase("backward", rt.device);
+        reducer.begin_backward(/*last=*/g + 1 == accum);
+        (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
+      }
+      reducer.finish();  // gradients averaged over ranks
+      {
+        ScopedPhase phase("clip", rt.device);
+        stats.set_grad_norm(clip_grad_norm(params, kMaxGradNorm));
+      }
+      record(stats.ready());
+      {
+        ScopedPhase phase("optimizer", rt.device);
+        optim.step();
+      }
+      stats.end_step();
+      if (step + 1 == opt.steps) record(stats.flush());  // the last step's time includes its wait
+      step_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      if (!r.step_records.empty() && r.step_records.back().step == step) r.step_records.back().seconds = step_seconds.back();
+      if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
     }
-    const auto t0 = Clock::now();
-    profile.set_recording(step >= first_steady_step);
-    // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
-    torch::manual_seed(mix_seed(mix_seed(seed, 0), static_cast<uint64_t>(step)));
-    if (faults.rank_crash && step == 1 && rt.rank == 1) std::abort();
-    for (auto& p : params) p.mutable_grad() = at::Tensor();
-    stats.begin_step(step);
-    for (int64_t g = 0; g < accum; ++g) {
-      const DeviceBatch batch = [&] {
-        ScopedPhase phase("data", rt.device);
-        return to_device(loader.next(), rt.device, sw.fast_input);
-      }();
-      at::Tensor loss = wam.loss(batch, noise_seed);
-      if (faults.nan_loss && step == 1) loss = loss * std::nan("");
-      if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
-      stats.add_loss(loss);
-      // Average the micro-batches: loss / G before backward (the test fault sums them).
-      ScopedPhase phase("backward", rt.device);
-      reducer.begin_backward(/*last=*/g + 1 == accum);
-      (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
+  } catch (const NonFiniteError&) {
+    throw;
+  } catch (...) {
+    // A step failed (out of memory, a crash): the steps that ended before it are on the
+    // device (ASYNC_STEP_STATS holds the last one), so they are recorded as without the
+    // switch, and a non-finite one among them, which came first, is what is reported. Not
+    // in a distributed run: the loss average would wait on ranks that may be gone.
+    if (comm == nullptr) {
+      std::vector<StepValues> ended;
+      try {
+        ended = stats.flush();
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the device itself may be what failed
+      }
+      record(ended);
     }
-    reducer.finish();  // gradients averaged over ranks
-    {
-      ScopedPhase phase("clip", rt.device);
-      stats.set_grad_norm(clip_grad_norm(params, kMaxGradNorm));
-    }
-    record(stats.ready());
-    {
-      ScopedPhase phase("optimizer", rt.device);
-      optim.step();
-    }
-    stats.end_step();
-    if (step + 1 == opt.steps) record(stats.flush());  // the last step's time includes its wait
-    step_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    if (!r.step_records.empty() && r.step_records.back().step == step) r.step_records.back().seconds = step_seconds.back();
-    if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
+    throw;
   }
 
   profile.set_recording(false);

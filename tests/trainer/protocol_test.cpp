@@ -216,16 +216,18 @@ TEST(Protocol, NonFiniteLossExitsFourWithAsyncStepStats) {
 }
 
 // The injected out-of-memory error comes in step 1: the records hold step 0 only, with its
-// real values (never a placeholder for the step that failed). With ASYNC_STEP_STATS too:
-// step 0's values were read when the steady-state steps began (warm-up 1), bitwise the same.
+// real values (never a placeholder for the step that failed). With ASYNC_STEP_STATS too,
+// bitwise the same: step 0's values, still pending when step 1 fails (warm-up 2: no
+// steady-state flush has read them), are read and recorded on the way out.
 TEST(Protocol, OutOfMemoryExitsThree) {
-  const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "oom"}});
+  const std::string run = tiny_run(3) + " --warmup-steps 2";
+  const auto r = run_trainer(run, {{"SPEEDGATE_TEST_FAULT", "oom"}});
   EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
   EXPECT_EQ(r.result.at("status"), "oom");
   ASSERT_EQ(r.result.at("step_records").size(), 1u);
   EXPECT_EQ(r.result["step_records"][0]["step"], 0);
   EXPECT_GT(r.result["step_records"][0]["loss"].get<double>(), 0.0);
-  const auto lagged = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "oom"}, {"SG_ASYNC_STEP_STATS", "1"}});
+  const auto lagged = run_trainer(run, {{"SPEEDGATE_TEST_FAULT", "oom"}, {"SG_ASYNC_STEP_STATS", "1"}});
   EXPECT_EQ(lagged.exit_code, 3) << lagged.stderr_text;
   ASSERT_EQ(lagged.result.at("step_records").size(), 1u);
   EXPECT_EQ(lagged.result["step_records"][0]["loss_bits"], r.result["step_records"][0]["loss_bits"]);

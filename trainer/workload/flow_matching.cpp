@@ -11,7 +11,8 @@ namespace {
 
 // The host draws, stacked, on the device.
 at::Tensor stacked_on(const std::vector<at::Tensor>& draws, c10::Device device, bool async_copies) {
-  if (!(async_copies && device.is_cuda())) return at::stack(draws).to(device);
+  // at::stack refuses an empty list; so does the pinned path (it needs a draw's shape).
+  if (!(async_copies && device.is_cuda()) || draws.empty()) return at::stack(draws).to(device);
   auto shape = draws.front().sizes().vec();
   shape.insert(shape.begin(), static_cast<int64_t>(draws.size()));
   auto pinned = at::empty(shape, draws.front().options().pinned_memory(true));
