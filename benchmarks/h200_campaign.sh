@@ -6,6 +6,7 @@
 #   benchmarks/h200_campaign.sh tune MINUTES   # run or resume for at most MINUTES
 #   benchmarks/h200_campaign.sh emit           # presets + report from the DB
 # env: BUILD_DIR (the CUDA build), DB (default .h200db/campaign.db), OUT (copies back),
+# PRESETS_DIR (where emit writes; default presets/),
 # PROBE_AT_TARGET=1 (probe memory at micro-batch 32 where it fits: docs/controller.md; a
 # campaign's options include it, so keep it the same across the slices of one campaign).
 # The DB must travel with each call (device: carry its folder): a device machine keeps
@@ -36,8 +37,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BUILD_DIR:-$ROOT/build}/bin
 DB=${DB:-$ROOT/.h200db/campaign.db}
 OUT=${OUT:-/tmp/speedgate-out}
+PRESETS=${PRESETS_DIR:-$ROOT/presets}  # where emit writes (a dry run: somewhere else)
 mkdir -p "$(dirname "$DB")" "$OUT"
-CAMPAIGN=(--workload wam --size base --micro-batch 8 --target-micro-batch 32 --target-world-size 8 --zero-stage 2
+# SIZE, MICRO and TARGET override the size and micro-batches for a dry run of the script on
+# a CPU build (e.g. SIZE=tiny MICRO=1 TARGET=2).
+CAMPAIGN=(--workload wam --size "${SIZE:-base}" --micro-batch "${MICRO:-8}" --target-micro-batch "${TARGET:-32}"
+  --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
   --repeats 1 --threads 8 --plan kernels,stack,prune,finals,screen --trial-timeout 300)
 [ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
@@ -54,10 +59,10 @@ case ${1:-} in
     ;;
   emit)
     code=0
-    "$BIN/speedgate" presets emit --db "$DB" --out "$ROOT/presets" || code=$?
+    "$BIN/speedgate" presets emit --db "$DB" --out "$PRESETS" || code=$?
     "$BIN/speedgate" report --db "$DB" >"$OUT/report.txt" || true
     "$BIN/speedgate" report --db "$DB" --json >"$OUT/report.json" || true
-    cp "$ROOT"/presets/*.env "$ROOT/presets/README.md" "$OUT/" 2>/dev/null || true
+    cp "$PRESETS"/*.env "$PRESETS/README.md" "$OUT/" 2>/dev/null || true
     echo "h200_campaign: presets emit exit $code"
     ;;
   *) echo "usage: h200_campaign.sh tune MINUTES | emit" >&2; exit 2 ;;
