@@ -138,7 +138,11 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     } else if (ranked_at_target) {
       comments.push_back("ranked by the speedup above (not measured at the target micro-batch)");
     }
-    if (cfg.empty()) comments.push_back("no accepted switch beats the baseline within this budget: all defaults");
+    if (cfg.empty()) {
+      comments.push_back(rank.basis == TargetRank::Basis::finals
+                             ? "no finalist beat the baseline paired at the target micro-batch: all defaults"
+                             : "no accepted switch beats the baseline within this budget: all defaults");
+    }
     std::string content = render_preset(comments, cfg, manifest);
     PresetParse check = parse_preset(content, manifest);
     if (!check.ok() || check.config != cfg) {

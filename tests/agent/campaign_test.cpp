@@ -498,6 +498,10 @@ TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
   test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
   test::ScopedEnv target("FAKE_TARGET_SPEED", "FAST_MISS=1:0.5");
   const std::string bitwise_stack = "SLOWER=1,TEXT_CACHE=1,WORKERS=4";
+  struct Outcome {
+    std::string fast, file;  // fast's configuration key and preset file
+    std::vector<TargetFinalRow> finals;
+  };
   auto run = [](bool drift) {
     std::string dir = test::make_temp_dir(drift ? "target_drift" : "no_target_drift");
     test::ScopedEnv env("FAKE_TARGET_DRIFT", drift ? "TEXT_CACHE=1" : "");
@@ -507,20 +511,24 @@ TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
     auto cid = run_campaign(o, describe_trainer(o.trainer));
     Store s(o.db_path);
     auto r = emit_presets(s, cid, dir + "/presets");
-    std::pair<std::string, std::vector<TargetFinalRow>> out;  // fast's configuration, the finals
+    Outcome out;
     for (const auto& p : r.summary["presets"]) {
-      if (p["name"] == "fast" && p.value("written", false)) out.first = config_key(p["config"].get<Config>());
+      if (p["name"] != "fast" || !p.value("written", false)) continue;
+      out.fast = config_key(p["config"].get<Config>());
+      out.file = read_file(p["path"].get<std::string>()).value_or("");
     }
-    out.second = s.target_finals(cid);
+    out.finals = s.target_finals(cid);
     std::filesystem::remove_all(dir);
     return out;
   };
-  const auto [fast_clean, finals_clean] = run(false);
-  EXPECT_EQ(fast_clean, bitwise_stack);
-  const auto [fast_drift, finals_drift] = run(true);
-  EXPECT_EQ(fast_drift, "");
+  EXPECT_EQ(run(false).fast, bitwise_stack);
+  const Outcome drift = run(true);
+  EXPECT_EQ(drift.fast, "");
+  EXPECT_NE(drift.file.find("# no finalist beat the baseline paired at the target micro-batch: all defaults"),
+            std::string::npos)
+      << drift.file;
   bool regated = false;
-  for (const auto& f : finals_drift) {
+  for (const auto& f : drift.finals) {
     if (f.config_key != bitwise_stack) continue;
     regated = true;
     EXPECT_EQ(f.disposition, Disposition::gate_failed);
