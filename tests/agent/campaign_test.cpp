@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <thread>
@@ -394,6 +395,40 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   std::filesystem::remove_all(dir);
 }
 
+// A fake campaign with `plan` (memory probes at the target when `probe`) and its presets
+// emitted; `env` is set for the campaign only. What the tests below look at.
+struct EmittedCampaign {
+  Config fast, fast_80gb;                 // the presets' configurations
+  std::string fast_file, fast_80gb_file;  // and their files
+  std::vector<TargetFinalRow> finals;
+  nlohmann::json summary;                 // speedgate report's
+};
+EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> plan, bool probe,
+                             const std::map<std::string, std::string>& env = {}) {
+  const std::string dir = test::make_temp_dir(name);
+  std::vector<std::unique_ptr<test::ScopedEnv>> scoped;
+  for (const auto& [k, v] : env) scoped.push_back(std::make_unique<test::ScopedEnv>(k, v));
+  CampaignOptions o = fake_options(dir);
+  o.plan = std::move(plan);
+  o.probe_at_target = probe;
+  const auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  const auto r = emit_presets(s, cid, dir + "/presets");
+  EmittedCampaign out;
+  for (const auto& p : r.summary["presets"]) {
+    if (!p.value("written", false)) continue;
+    const bool fast = p["name"] == "fast";
+    (fast ? out.fast : out.fast_80gb) = p["config"].get<Config>();
+    (fast ? out.fast_file : out.fast_80gb_file) = read_file(p["path"].get<std::string>()).value_or("");
+  }
+  out.finals = s.target_finals(cid);
+  out.summary = campaign_summary(s, cid);
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+std::string ckpt_layers(const Config& c) { return c.count("CKPT_LAYERS") ? c.at("CKPT_LAYERS") : "-1"; }
+
 // With --probe-at-target the presets rank by the probes' samples/s at the target over the
 // baseline's: on the stack, CKPT_LAYERS=4 is slower than =2 at the measured micro-batch but
 // faster at 32 (FAKE_TARGET_SPEED), so fast_80gb takes =4 and says why; a campaign without
@@ -403,30 +438,14 @@ TEST(Campaign, PresetsRankByThroughputAtTheTargetWhereProbedThere) {
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
   test::ScopedEnv device("FAKE_DEVICE_GIB", "100");  // everything fits at 32: every probe runs there
   test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
-  auto fast_80gb = [](bool probe) {
-    std::string dir = test::make_temp_dir(probe ? "rank_at_target" : "rank_by_campaign");
-    CampaignOptions o = fake_options(dir);
-    o.plan = {"stack"};
-    o.probe_at_target = probe;
-    auto cid = run_campaign(o, describe_trainer(o.trainer));
-    Store s(o.db_path);
-    auto r = emit_presets(s, cid, dir + "/presets");
-    std::pair<std::string, std::string> out;  // CKPT_LAYERS, the preset file
-    for (const auto& p : r.summary["presets"]) {
-      if (p["name"] != "fast_80gb" || !p.value("written", false)) continue;
-      out.first = p["config"].value("CKPT_LAYERS", "-1");
-      out.second = read_file(p["path"].get<std::string>()).value_or("");
-    }
-    std::filesystem::remove_all(dir);
-    return out;
-  };
-  const auto [by_target, file_by_target] = fast_80gb(true);
-  EXPECT_EQ(by_target, "4");
-  EXPECT_NE(file_by_target.find("# ranked at the target: "), std::string::npos) << file_by_target;
-  EXPECT_NE(file_by_target.find("at micro-batch 32 (memory probes)"), std::string::npos) << file_by_target;
-  const auto [by_campaign, file_by_campaign] = fast_80gb(false);
-  EXPECT_EQ(by_campaign, "2");
-  EXPECT_EQ(file_by_campaign.find("ranked"), std::string::npos) << file_by_campaign;
+  const auto by_target = run_and_emit("rank_at_target", {"stack"}, true);
+  EXPECT_EQ(ckpt_layers(by_target.fast_80gb), "4");
+  EXPECT_NE(by_target.fast_80gb_file.find("# ranked at the target: "), std::string::npos) << by_target.fast_80gb_file;
+  EXPECT_NE(by_target.fast_80gb_file.find("at micro-batch 32 (memory probes)"), std::string::npos)
+      << by_target.fast_80gb_file;
+  const auto by_campaign = run_and_emit("rank_by_campaign", {"stack"}, false);
+  EXPECT_EQ(ckpt_layers(by_campaign.fast_80gb), "2");
+  EXPECT_EQ(by_campaign.fast_80gb_file.find("ranked"), std::string::npos) << by_campaign.fast_80gb_file;
 }
 
 // The `finals` strategy pairs each budget's leaders at the target and presets rank by those
@@ -439,37 +458,17 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
   test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
   test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
-  struct Outcome {
-    std::string ckpt, file;
-    std::vector<TargetFinalRow> finals;
-    nlohmann::json summary;
+  const std::string markers = test::make_temp_dir("lucky_markers");  // one marker file per campaign
+  const auto lucky = [&](const std::string& name) {
+    return std::map<std::string, std::string>{{"FAKE_LUCKY_ONCE", "CKPT_LAYERS=2:1.5:" + markers + "/" + name}};
   };
-  auto run = [](bool finals) {
-    std::string dir = test::make_temp_dir(finals ? "finals" : "no_finals");
-    test::ScopedEnv lucky("FAKE_LUCKY_ONCE", "CKPT_LAYERS=2:1.5:" + dir + "/lucky");
-    CampaignOptions o = fake_options(dir);
-    o.plan = finals ? std::vector<std::string>{"stack", "finals"} : std::vector<std::string>{"stack"};
-    o.probe_at_target = true;
-    auto cid = run_campaign(o, describe_trainer(o.trainer));
-    Store s(o.db_path);
-    auto r = emit_presets(s, cid, dir + "/presets");
-    Outcome out;
-    for (const auto& p : r.summary["presets"]) {
-      if (p["name"] != "fast_80gb" || !p.value("written", false)) continue;
-      out.ckpt = p["config"].value("CKPT_LAYERS", "-1");
-      out.file = read_file(p["path"].get<std::string>()).value_or("");
-    }
-    out.finals = s.target_finals(cid);
-    out.summary = campaign_summary(s, cid);
-    std::filesystem::remove_all(dir);
-    return out;
-  };
-  const Outcome probes_only = run(false);
-  EXPECT_EQ(probes_only.ckpt, "2");  // the lucky probe decides
+  const auto probes_only = run_and_emit("no_finals", {"stack"}, true, lucky("no_finals"));
+  EXPECT_EQ(ckpt_layers(probes_only.fast_80gb), "2");  // the lucky probe decides
   EXPECT_TRUE(probes_only.finals.empty());
-  const Outcome with_finals = run(true);
-  EXPECT_EQ(with_finals.ckpt, "4");
-  EXPECT_NE(with_finals.file.find("(paired finals, 3 rounds)"), std::string::npos) << with_finals.file;
+  const auto with_finals = run_and_emit("finals", {"stack", "finals"}, true, lucky("finals"));
+  EXPECT_EQ(ckpt_layers(with_finals.fast_80gb), "4");
+  EXPECT_NE(with_finals.fast_80gb_file.find("(paired finals, 3 rounds)"), std::string::npos)
+      << with_finals.fast_80gb_file;
   std::set<std::string> budgets;
   std::map<std::string, double> ckpt_speedup;  // fast_80gb's finalists by CKPT_LAYERS
   for (const auto& f : with_finals.finals) {
@@ -485,6 +484,7 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
   EXPECT_NEAR(ckpt_speedup.at("4") / ckpt_speedup.at("2"), 1.2 * 0.85 / 0.90, 1e-3);  // paired: the luck is gone
   EXPECT_EQ(with_finals.summary["finals"].size(), with_finals.finals.size());
   EXPECT_GT(with_finals.summary["trials"]["by_purpose"].value("final_cand", 0), 0);
+  std::filesystem::remove_all(markers);
 }
 
 // Round 0 of finals re-gates a bitwise finalist at the target: the bitwise stack
@@ -498,35 +498,13 @@ TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
   test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
   test::ScopedEnv target("FAKE_TARGET_SPEED", "FAST_MISS=1:0.5");
   const std::string bitwise_stack = "SLOWER=1,TEXT_CACHE=1,WORKERS=4";
-  struct Outcome {
-    std::string fast, file;  // fast's configuration key and preset file
-    std::vector<TargetFinalRow> finals;
-  };
-  auto run = [](bool drift) {
-    std::string dir = test::make_temp_dir(drift ? "target_drift" : "no_target_drift");
-    test::ScopedEnv env("FAKE_TARGET_DRIFT", drift ? "TEXT_CACHE=1" : "");
-    CampaignOptions o = fake_options(dir);
-    o.plan = {"stack", "finals"};
-    o.probe_at_target = true;
-    auto cid = run_campaign(o, describe_trainer(o.trainer));
-    Store s(o.db_path);
-    auto r = emit_presets(s, cid, dir + "/presets");
-    Outcome out;
-    for (const auto& p : r.summary["presets"]) {
-      if (p["name"] != "fast" || !p.value("written", false)) continue;
-      out.fast = config_key(p["config"].get<Config>());
-      out.file = read_file(p["path"].get<std::string>()).value_or("");
-    }
-    out.finals = s.target_finals(cid);
-    std::filesystem::remove_all(dir);
-    return out;
-  };
-  EXPECT_EQ(run(false).fast, bitwise_stack);
-  const Outcome drift = run(true);
-  EXPECT_EQ(drift.fast, "");
-  EXPECT_NE(drift.file.find("# no finalist beat the baseline paired at the target micro-batch: all defaults"),
+  EXPECT_EQ(config_key(run_and_emit("no_target_drift", {"stack", "finals"}, true).fast), bitwise_stack);
+  const auto drift =
+      run_and_emit("target_drift", {"stack", "finals"}, true, {{"FAKE_TARGET_DRIFT", "TEXT_CACHE=1"}});
+  EXPECT_TRUE(drift.fast.empty());
+  EXPECT_NE(drift.fast_file.find("# no finalist beat the baseline paired at the target micro-batch: all defaults"),
             std::string::npos)
-      << drift.file;
+      << drift.fast_file;
   bool regated = false;
   for (const auto& f : drift.finals) {
     if (f.config_key != bitwise_stack) continue;
