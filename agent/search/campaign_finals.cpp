@@ -9,9 +9,11 @@
 // run must be bitwise the baseline's there too (the campaign gated it at its own
 // micro-batch). A tolerance configuration has no seed band at the target: not re-gated.
 // A finalist whose run fails is out (the failure recorded); a baseline that fails in
-// round 0 means the target does not run on this device: no finals. The baseline runs'
-// trial keys name the pool (a hash of its configurations), so a resumed campaign whose
-// pool changed pairs its finalists with baseline runs of their own rounds.
+// round 0 means the target does not run on this device: no finals. Both sides' trial
+// keys name the pool (a hash of its configurations), so a resumed campaign whose pool
+// changed, or a nightly run warm-started from an earlier night with another pool, never
+// pairs a finalist's run with a baseline run of other rounds: the pool's runs are reused
+// together or not at all.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -85,7 +87,7 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   for (int r = 0; r < rounds; ++r) {
     if (!stored(store_, key_of({"final_base", {}, seed, steps, mb, r, tag}))) ++to_run;
     for (const EvaluationRow* e : pool) {
-      if (!stored(store_, key_of({"final_cand", config_from_key(e->config_key), seed, steps, mb, r, ""}))) ++to_run;
+      if (!stored(store_, key_of({"final_cand", config_from_key(e->config_key), seed, steps, mb, r, tag}))) ++to_run;
     }
   }
   if (to_run > 0 && !budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
@@ -118,7 +120,7 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
     for (const EvaluationRow* e : order) {
       FinalSide& side = sides[e->config_key];
       if (side.failure) continue;
-      Run cand = run("final_cand", config_from_key(e->config_key), seed, steps, mb, r);
+      Run cand = run("final_cand", config_from_key(e->config_key), seed, steps, mb, r, tag);
       side.trial_ids.push_back(base.trial_id);
       side.trial_ids.push_back(cand.trial_id);
       if (!cand.result) {

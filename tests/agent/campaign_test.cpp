@@ -401,6 +401,7 @@ struct EmittedCampaign {
   Config fast, fast_80gb;                 // the presets' configurations
   std::string fast_file, fast_80gb_file;  // and their files
   std::vector<TargetFinalRow> finals;
+  std::vector<std::string> final_trial_keys;  // the finals' runs (final_base, final_cand)
   nlohmann::json summary;                 // speedgate report's
 };
 EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> plan, bool probe,
@@ -422,6 +423,9 @@ EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> p
     (fast ? out.fast_file : out.fast_80gb_file) = read_file(p["path"].get<std::string>()).value_or("");
   }
   out.finals = s.target_finals(cid);
+  for (const auto& t : s.trials(cid)) {
+    if (t.purpose == "final_base" || t.purpose == "final_cand") out.final_trial_keys.push_back(t.trial_key);
+  }
   out.summary = campaign_summary(s, cid);
   std::filesystem::remove_all(dir);
   return out;
@@ -484,6 +488,10 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
   EXPECT_NEAR(ckpt_speedup.at("4") / ckpt_speedup.at("2"), 1.2 * 0.85 / 0.90, 1e-3);  // paired: the luck is gone
   EXPECT_EQ(with_finals.summary["finals"].size(), with_finals.finals.size());
   EXPECT_GT(with_finals.summary["trials"]["by_purpose"].value("final_cand", 0), 0);
+  // Both sides' keys name the pool, so runs are reused (resume, nightly warm start) with
+  // the rounds they were paired in, or not at all.
+  ASSERT_EQ(with_finals.final_trial_keys.size(), 9u);  // 3 rounds x (baseline + 2 finalists)
+  for (const auto& key : with_finals.final_trial_keys) EXPECT_NE(key.find("|finals:"), std::string::npos) << key;
   std::filesystem::remove_all(markers);
 }
 
