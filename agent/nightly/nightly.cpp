@@ -208,7 +208,7 @@ class Night {
 
     std::map<std::string, std::string> files;
     for (const auto& b : c_.budgets) {
-      auto pick = pick_for_budget(rankings.ranked(pts, b.name), static_cast<double>(b.bytes));
+      auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)), static_cast<double>(b.bytes));
       const EvaluationRow* best = pick ? rows[*pick] : nullptr;
       const PresetCheck* check = nullptr;
       for (const auto& c : report_.checks) {

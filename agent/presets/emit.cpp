@@ -103,7 +103,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   std::map<std::string, TargetRank> chosen_ranks;  // per written preset: what chose it
   for (const auto& [name, bytes] : budgets) {
     const auto ranks = rankings.for_budget(name);
-    auto pick = pick_for_budget(rankings.ranked(pts, name), static_cast<double>(bytes));
+    auto pick = pick_for_budget(rankings.ranked(pts, ranks), static_cast<double>(bytes));
     json entry = {{"name", name}, {"budget_bytes", bytes}};
     if (!pick) {
       result.all_budgets_met = false;

@@ -61,23 +61,22 @@ TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vecto
     if (f.disposition == Disposition::accepted) any_at_target_ = true;
     if (f.disposition == Disposition::gate_failed) excluded_.insert(f.evaluation_id);
   }
-  const int target = target_;
-  if (!camp.options.value("probe_at_target", false) || target <= 0) return;
+  if (!camp.options.value("probe_at_target", false) || target_ <= 0) return;
   const std::vector<TrialRow> rows = store.trials(camp.id);
   std::map<std::int64_t, const TrialRow*> trials;
   for (const auto& t : rows) trials[t.id] = &t;
   double baseline = 0;
   for (const auto& e : evals) {
-    if (e.config_key.empty()) baseline = std::max(baseline, target_samples_per_s(e, trials, target));
+    if (e.config_key.empty()) baseline = std::max(baseline, target_samples_per_s(e, trials, target_));
   }
   if (baseline <= 0) return;  // the baseline did not fit at the target: nothing to compare with
   for (const auto& e : evals) {
-    const double sps = target_samples_per_s(e, trials, target);
+    const double sps = target_samples_per_s(e, trials, target_);
     if (sps <= 0) continue;
     TargetRank& r = by_probe_[e.id];
     r.speedup = sps / baseline;
     r.basis = TargetRank::Basis::probe;
-    r.target_micro_batch = target;
+    r.target_micro_batch = target_;
     any_at_target_ = true;
   }
 }
@@ -94,8 +93,8 @@ std::map<std::int64_t, TargetRank> TargetRanks::for_budget(const std::string& bu
   return out;
 }
 
-std::vector<FrontierPoint> TargetRanks::ranked(std::vector<FrontierPoint> points, const std::string& budget) const {
-  const auto ranks = for_budget(budget);
+std::vector<FrontierPoint> TargetRanks::ranked(std::vector<FrontierPoint> points,
+                                               const std::map<std::int64_t, TargetRank>& ranks) const {
   for (auto& p : points) {
     if (excluded_.count(p.id)) p.projected_peak = std::numeric_limits<double>::infinity();
     auto it = ranks.find(p.id);

@@ -52,10 +52,11 @@ class TargetRanks {
   const std::map<std::int64_t, TargetRank>& before_finals() const { return by_probe_; }
   // Whether anything was measured at the target (probes or finals).
   bool any_at_target() const { return any_at_target_; }
-  // `points` (ids are evaluation ids) with speedup and tier replaced by the budget's ranks;
-  // an excluded one gets an infinite projected peak, so it fits no budget (indices stay
-  // those of `points`).
-  std::vector<FrontierPoint> ranked(std::vector<FrontierPoint> points, const std::string& budget) const;
+  // `points` (ids are evaluation ids) with speedup and tier replaced by a budget's ranks
+  // (for_budget's); an excluded one gets an infinite projected peak, so it fits no budget
+  // (indices stay those of `points`).
+  std::vector<FrontierPoint> ranked(std::vector<FrontierPoint> points,
+                                    const std::map<std::int64_t, TargetRank>& ranks) const;
   // The micro-batch presets are for: the campaign's --target-micro-batch, or its size's
   // default micro-batch when that was left at 0.
   int target_micro_batch() const { return target_; }

@@ -9,6 +9,7 @@
 
 #include "agent/common/files.hpp"
 #include "agent/common/floats.hpp"
+#include "agent/common/hash.hpp"
 #include "agent/common/json_fields.hpp"
 
 namespace sg::agent {
@@ -128,13 +129,7 @@ ResultParse parse_result_file(const std::string& path) {
 
 std::string fingerprint_hash(const json& fingerprint) {
   // json::dump sorts object keys, so the text is canonical.
-  std::string canon = fingerprint.dump();
-  std::uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  for (unsigned char c : canon) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
+  return fnv1a64_hex(fingerprint.dump());
 }
 
 }  // namespace sg::agent

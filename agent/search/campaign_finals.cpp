@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/common/hash.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/presets/target_rank.hpp"
 #include "agent/search/campaign_evaluator.hpp"
@@ -32,16 +33,11 @@ namespace {
 // Rounds of finals: at least three ratios, so one disturbed round does not decide.
 constexpr int kMinFinalRounds = 3;
 
-// FNV-1a over the pool's configuration keys: stable across builds and runs.
+// The pool's configuration keys, hashed: stable across builds and runs.
 std::string pool_tag(const std::vector<const EvaluationRow*>& pool) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const EvaluationRow* e : pool) {
-    for (unsigned char c : e->config_key + "\n") {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  }
-  return fmt::format("finals:{:016x}", h);
+  std::string keys;
+  for (const EvaluationRow* e : pool) keys += e->config_key + "\n";
+  return "finals:" + fnv1a64_hex(keys);
 }
 
 struct FinalSide {
@@ -67,6 +63,11 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   const bool probes_at_target = opt_.probe_at_target && target_micro_batch_ > micro_batch_;
   const std::vector<BudgetFinalists> chosen =
       choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, probes_at_target);
+  // No finals this time: the campaign's earlier rows (a resume with another pool) go too.
+  const auto none = [&] {
+    store_.set_target_finals(campaign_id_, {});
+    return 0;
+  };
   std::vector<const EvaluationRow*> pool;
   std::set<std::string> in_pool;
   for (const auto& b : chosen) {
@@ -75,10 +76,7 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
       if (in_pool.insert(e->config_key).second) pool.push_back(e);
     }
   }
-  if (pool.empty()) {
-    store_.set_target_finals(campaign_id_, {});
-    return 0;
-  }
+  if (pool.empty()) return none();
 
   const int rounds = std::max(kMinFinalRounds, opt_.repeats);
   const int steps = opt_.steps, mb = target_micro_batch_, seed = opt_.seeds.front();
@@ -92,8 +90,7 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   }
   if (to_run > 0 && !budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
     spdlog::warn("finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none", to_run, mb);
-    store_.set_target_finals(campaign_id_, {});
-    return 0;
+    return none();
   }
   spdlog::info("finals: {} configuration(s) paired with the baseline at micro-batch {}, {} rounds ({} runs to do)",
                pool.size(), mb, rounds, to_run);
@@ -105,8 +102,7 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
                                           to_string(*base.failure), base.reason);
       if (r == 0) {
         spdlog::warn("finals: none: {}", why);
-        store_.set_target_finals(campaign_id_, {});
-        return 0;
+        return none();
       }
       for (auto& [key, side] : sides) {
         if (side.failure) continue;

@@ -44,7 +44,6 @@ std::vector<BudgetFinalists> choose_finalists(const std::vector<EvaluationRow>& 
       }
     }
     if (f.skipped.empty() && f.finalists.empty()) f.skipped = "no accepted configuration fits it";
-    if (!f.skipped.empty()) f.finalists.clear();
     out.push_back(std::move(f));
   }
   return out;
