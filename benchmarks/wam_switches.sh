@@ -35,16 +35,19 @@ PICK='def pick: .effect as $eff
     then (.values - [.default] | map(tonumber)
           | if length == 0 then empty else (if $eff == "schedule" then max else min end | tostring) end)
     else (.values - [.default])[] end;'
+# Switches that apply to wam (no "workloads" field: every workload) and run here: a switch
+# of another workload (lm's PAD_TO_8) makes the trainer refuse the whole configuration.
+APPLIES='select(.available and ((.workloads // ["wam"]) | index("wam")))'
 mapfile -t SINGLE < <(jq -r "$PICK"'
-  .switches[] | select(.available) | . as $s
+  .switches[] | '"$APPLIES"' | . as $s
   | ($s | pick) as $v
   | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"]) | join(" ")' <<<"$MANIFEST")
 # All speed and schedule switches together (bools on, the last enum value, the picked
 # int) plus no activation recompute and whatever they require.
 ALL=$(jq -r "$PICK"'
-  [.switches[] | select(.available and (.effect == "speed" or .effect == "schedule")) | . as $s
+  [.switches[] | '"$APPLIES"' | select(.effect == "speed" or .effect == "schedule") | . as $s
    | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
-  + [.switches[] | select(.available and .name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
+  + [.switches[] | '"$APPLIES"' | select(.name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
 
 # The same without the switches that run fused kernels (manifest kernel_families): issue
 # #3's "all together before the fused kernels exist". Left out when it equals ALL (a build
@@ -67,7 +70,14 @@ if [ -n "${EXTRA:-}" ]; then IFS=';' read -r -a MORE <<<"$EXTRA"; CONFIGS+=("${M
   CONFIGS+=("$ALL_NO_KERNELS")
 run_one() {  # $1 = env string, $2 = result path
   env $1 "$BIN" run --workload wam --size "$SIZE" --steps "$STEPS" --seed 0 --micro-batch "$MICRO" \
-    --grad-accum 1 --warmup-steps 3 --eval-batches 1 --threads "${THREADS:-8}" --result "$2" >/dev/null 2>"$2.err" || true
+    --grad-accum 1 --warmup-steps 3 --eval-batches 1 --threads "${THREADS:-8}" --result "$2" >/dev/null 2>"$2.err" ||
+    echo $? >"$2.rc"
+}
+# A configuration's status: the result's, else why the trainer left none (exit code and its
+# last stderr line: a refused configuration exits 2 before it writes a result).
+status_of() {  # $1 = result path
+  if [ -f "$1" ]; then jq -r '.status' "$1" 2>/dev/null || echo "unreadable result"
+  else echo "no result (exit $(cat "$1.rc" 2>/dev/null || echo ?): $(tail -n 1 "$1.err" 2>/dev/null | tr '|' '/'))"; fi
 }
 for r in $(seq 1 "$REPEATS"); do
   for i in "${!CONFIGS[@]}"; do
@@ -91,9 +101,9 @@ TABLE="$OUT_DIR/wam_${SIZE}_${DATE}.md"
 } >"$TABLE"
 BASE_SPS=""
 for i in "${!CONFIGS[@]}"; do
-  SPS=$(for f in "$WORK"/c${i}_r*.json; do jq -r 'select(.status=="ok") | .samples_per_s' "$f" 2>/dev/null; done | median)
+  SPS=$(for f in "$WORK"/c${i}_r*.json; do jq -r 'select(.status=="ok") | .samples_per_s' "$f" 2>/dev/null || true; done | median)
   F="$WORK/c${i}_r1.json"
-  STATUS=$(jq -r '.status' "$F" 2>/dev/null || echo crash)
+  STATUS=$(status_of "$F")
   FLOPS=$(jq -r '.model_flops_per_step / (.micro_batch * .grad_accum)' "$F" 2>/dev/null || echo 0)
   ALLOC=$(jq -r '.memory.peak_allocated_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
   RES=$(jq -r '.memory.peak_reserved_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
