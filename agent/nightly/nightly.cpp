@@ -183,6 +183,7 @@ class Night {
 
   void explore() {
     warm_env_ = env_id_;  // only results of tonight's environment are reused
+    ctx_->plan = c_.plan;
     try {
       for (const auto& name : c_.plan) ctx_->run_strategy(name);
     } catch (const BudgetExhausted&) {

@@ -113,6 +113,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   so.screen_steps = opt.screen_steps;
   so.full_steps = opt.steps;
   SearchContext ctx(manifest, evaluator, so);
+  ctx.plan = opt.plan;
   bool budget_spent = false;
   try {
     ctx.evaluate({}, opt.steps, "baseline");

@@ -482,6 +482,18 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
 
+  // Trials one at a time (one GPU, a CPU host): the gate run doubles as the candidate's side
+  // of the first speed pair, its baseline side run right before it. The separate speed
+  // run it replaces had the same configuration, seed, steps and micro-batch; the gate run
+  // only had no baseline next to it. With parallel slots the gate runs side by side
+  // (prefetch), so their times are not comparable and the pairs run on their own.
+  const std::string pair = config_key(config);
+  const bool gate_times_pair = opt_.repeats >= 1 && executor_->capacity(opt_.trial_world_size) <= 1;
+  std::optional<Run> first_base;
+  if (gate_times_pair) {
+    first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
+    e.trial_ids.push_back(first_base->trial_id);
+  }
   Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0);
   e.trial_ids.push_back(cand.trial_id);
   if (!cand.result) {
@@ -511,12 +523,14 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
   std::vector<double> a, b;
-  const std::string pair = config_key(config);
   for (int r = 0; r < opt_.repeats; ++r) {
-    Run ra = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, r, pair);
-    e.trial_ids.push_back(ra.trial_id);
-    Run rb = run("speed_cand", config, opt_.seeds.front(), steps, micro_batch_, r);
-    e.trial_ids.push_back(rb.trial_id);
+    const bool from_gate = r == 0 && first_base;
+    Run ra = from_gate ? *first_base : run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, r, pair);
+    Run rb = from_gate ? cand : run("speed_cand", config, opt_.seeds.front(), steps, micro_batch_, r);
+    if (!from_gate) {
+      e.trial_ids.push_back(ra.trial_id);
+      e.trial_ids.push_back(rb.trial_id);
+    }
     if (!ra.result || !rb.result) {
       const Run& bad = !rb.result ? rb : ra;
       e.disposition = *bad.failure;

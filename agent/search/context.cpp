@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "agent/manifest/kernel_params.hpp"
@@ -74,6 +76,11 @@ void SearchContext::offer_single(const std::string& switch_name, const Evaluatio
   if (!e.accepted() || e.steps != options.full_steps || e.config.empty()) return;
   auto it = best_single.find(switch_name);
   if (it == best_single.end() || e.speedup > it->second.speedup) best_single[switch_name] = e;
+}
+
+bool SearchContext::runs_after(const std::string& strategy, const std::string& later) const {
+  auto at = std::find(plan.begin(), plan.end(), strategy);
+  return at != plan.end() && std::find(at + 1, plan.end(), later) != plan.end();
 }
 
 void SearchContext::run_strategy(const std::string& name) {

@@ -8,7 +8,8 @@
 //  3. the best of those with each non-default value of every memory switch, one at a time
 //     (frontier points, agent/search/memory_points.hpp), so each memory budget finds its
 //     fastest configuration that fits (e.g. CKPT_LAYERS=0 for a large budget, 8 or 16 for a
-//     small one).
+//     small one). With "prune" later in the plan, step 3 is left to it: it runs the memory
+//     values on what it keeps, and the campaign pays for one set of memory points.
 // Members that are slower than the stack without them are left to "prune"; per-switch
 // attribution to "screen" / "greedy" with the budget that remains.
 #include <algorithm>
@@ -80,6 +81,10 @@ class Stack : public Strategy {
     for (const auto& [k, v] : tolerance_extra) with_tolerance[k] = v;
     if (!tolerance_extra.empty()) consider(with_tolerance, kStackMinGain);
     ctx.best_combination = current;
+    // With prune later in the plan, the memory values go on what prune keeps (it evaluates
+    // them on its result, the stack itself when nothing is dropped): evaluating them here
+    // too cost a third of the H200 campaign's time (9 evaluations, ~30 s each).
+    if (ctx.runs_after("stack", "prune")) return;
     evaluate_memory_points(ctx, current, "stack");
   }
 };

@@ -59,6 +59,11 @@ class SearchContext {
 
   // Runs a registered strategy by name on this context.
   void run_strategy(const std::string& name);
+  // The campaign's plan (strategy names in order), set by whoever runs it: a strategy can
+  // leave work to one that comes after it.
+  std::vector<std::string> plan;
+  // True when `later` comes after `strategy` in the plan.
+  bool runs_after(const std::string& strategy, const std::string& later) const;
 
   // Closes requires, adds the chosen kernel variants (kernel_choice) and validates;
   // nullopt (and a debug log) when impossible.

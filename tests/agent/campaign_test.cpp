@@ -20,6 +20,7 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
+#include "agent/gate/gate.hpp"
 #include "agent/manifest/config.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
@@ -605,6 +606,8 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
   EXPECT_EQ(pruned.disposition, Disposition::accepted);
   EXPECT_NEAR(pruned.speedup, 1.30 * 1.10 * 1.15, 1e-9);
   EXPECT_TRUE(evals.count("SLOWER=1,WORKERS=4")) << "TEXT_CACHE dropped with FAST_MISS, which requires it";
+  EXPECT_FALSE(evals.count("CKPT_LAYERS=2,FAST_MISS=1,SLOWER=1,TEXT_CACHE=1,WORKERS=4"))
+      << "the stack leaves its memory values to prune, which comes after it in the plan";
   for (const char* key : {"CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", "CKPT_LAYERS=4,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"}) {
     ASSERT_TRUE(evals.count(key)) << key;
     EXPECT_EQ(evals.at(key).strategy, "prune") << key;
@@ -617,6 +620,48 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
   }
   EXPECT_EQ(picked["fast"], "FAST_MISS=1,TEXT_CACHE=1,WORKERS=4");
   EXPECT_EQ(picked["fast_80gb"], "CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4");
+  std::filesystem::remove_all(dir);
+}
+
+// Trials one at a time (a CPU host here, one GPU on the H200): the gate run is the
+// candidate's side of the first speed pair, its baseline run right before it, so an
+// evaluation with R repeats runs R baseline and R-1 further candidate runs, not R and R.
+TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("gate_pair");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"stack"};
+  o.repeats = 2;
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::int64_t, TrialRow> trials;
+  for (auto& t : s.trials(cid)) trials[t.id] = t;
+  int checked = 0;
+  for (const auto& e : s.evaluations(cid)) {
+    if (e.strategy == "baseline" || e.disposition != Disposition::accepted) continue;
+    std::map<std::string, int> purposes;
+    for (auto id : e.trial_ids) ++purposes[trials.at(id).purpose];
+    EXPECT_EQ(purposes["candidate"], 1) << e.config_key;
+    EXPECT_EQ(purposes["speed_base"], 2) << e.config_key;
+    EXPECT_EQ(purposes["speed_cand"], 1) << e.config_key;
+    ASSERT_GE(e.trial_ids.size(), 2u);
+    const TrialRow& base = trials.at(e.trial_ids[0]);
+    const TrialRow& cand = trials.at(e.trial_ids[1]);
+    EXPECT_EQ(base.purpose, "speed_base") << e.config_key;
+    EXPECT_EQ(base.repeat, 0) << e.config_key;
+    EXPECT_EQ(cand.purpose, "candidate") << e.config_key;
+    EXPECT_EQ(cand.id, base.id + 1) << "nothing runs between the pair's two sides";
+    // The verdict is over (that baseline run, the gate run) and the second repeat's pair.
+    std::vector<double> a = {base.samples_per_s}, b = {cand.samples_per_s};
+    for (auto id : e.trial_ids) {
+      const TrialRow& t = trials.at(id);
+      if (t.repeat == 1 && t.purpose == "speed_base") a.push_back(t.samples_per_s);
+      if (t.repeat == 1 && t.purpose == "speed_cand") b.push_back(t.samples_per_s);
+    }
+    EXPECT_DOUBLE_EQ(e.speedup, judge_speed(a, b).speedup) << e.config_key;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
   std::filesystem::remove_all(dir);
 }
 
