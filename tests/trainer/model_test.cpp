@@ -61,6 +61,31 @@ TEST(VaeEncoder, ChunkedEqualsFullClipInFloat64) {
   EXPECT_FALSE(torch::equal(z2.select(2, c.latent_frames() - 1), chunked.select(2, c.latent_frames() - 1)));
 }
 
+// The two ways a causal conv gets its input, cat + layout copy or the previous layer's SiLU
+// writing after the context in place, compute the same values, chunk by chunk (context
+// carried) and over the whole clip, in either layout. Here within rounding (ATen's CPU SiLU
+// takes a scalar or a vector path by position); on CUDA bitwise (tests/gpu/vae_gpu_test.cpp).
+TEST(VaeEncoder, ContextInPlaceComputesWhatTheCatComputes) {
+  torch::manual_seed(5);
+  const auto& c = wam_config("tiny");
+  VaeEncoder vae(c);
+  vae->to(torch::kDouble);
+  torch::NoGradGuard no_grad;
+  auto video = torch::rand({2, 3, c.frames, c.height, c.width}, torch::kDouble) * 2 - 1;
+  for (bool fullclip : {false, true}) {
+    for (bool channels_last : {false, true}) {
+      auto by_cat = vae->encode(video, {fullclip, channels_last, /*context_in_place=*/false});
+      auto in_place = vae->encode(video, {fullclip, channels_last, /*context_in_place=*/true});
+      ASSERT_EQ(by_cat.sizes(), in_place.sizes());
+      EXPECT_TRUE(in_place.is_contiguous());
+      EXPECT_LT((by_cat - in_place).abs().max().item<double>(), 1e-12)
+          << "fullclip " << fullclip << " channels_last " << channels_last;
+    }
+  }
+  // The CPU default is the cat path: the same bits as asking for it.
+  EXPECT_TRUE(torch::equal(vae->encode(video, {true, false}), vae->encode(video, {true, false, false})));
+}
+
 std::vector<at::Tensor> grads_with(int64_t ckpt_layers, bool mixed) {
   torch::manual_seed(7);
   const auto& c = wam_config("tiny");

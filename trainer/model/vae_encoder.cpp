@@ -30,37 +30,67 @@ VaeEncoderImpl::VaeEncoderImpl(const WamConfig& c) {
 }
 
 at::Tensor VaeEncoderImpl::encode(const at::Tensor& video, const VaeOptions& opt) {
-  auto z = opt.fullclip ? encode_fullclip(video, opt.channels_last) : encode_chunked(video, opt.channels_last);
+  const bool in_place = opt.context_in_place.value_or(video.is_cuda());
+  auto z = opt.fullclip ? encode_fullclip(video, opt.channels_last, in_place)
+                        : encode_chunked(video, opt.channels_last, in_place);
   return z.contiguous();
 }
 
-at::Tensor VaeEncoderImpl::encode_fullclip(const at::Tensor& video, bool cl) {
-  auto h = video;
+at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames, std::vector<at::Tensor>* contexts, bool cl,
+                                         bool in_place) {
+  at::Tensor h = frames;  // the frames of the next conv's input (cat path: activated)
+  at::Tensor pending;     // in place: the last conv's output, not yet activated
   for (size_t i = 0; i < spatial->size(); ++i) {
-    auto pad = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
-    h = at::silu(spatial->ptr<Conv3dImpl>(i)->forward(layout(torch::cat({pad, h}, 2), cl)));
+    at::Tensor context = contexts ? (*contexts)[i] : at::Tensor();
+    at::Tensor input;
+    if (!in_place) {
+      if (!context.defined()) context = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
+      input = layout(torch::cat({context, h}, 2), cl);
+    } else {
+      const at::Tensor& body = i == 0 ? frames : pending;
+      auto sizes = body.sizes().vec();
+      sizes[2] += kCausalPad;
+      input = at::empty(sizes, body.options().memory_format(cl ? at::MemoryFormat::ChannelsLast3d
+                                                                 : at::MemoryFormat::Contiguous));
+      auto left = input.narrow(2, 0, kCausalPad);
+      if (context.defined()) {
+        left.copy_(context);
+      } else {
+        left.zero_();
+      }
+      auto rest = input.narrow(2, kCausalPad, body.size(2));
+      if (i == 0) {
+        rest.copy_(body);
+      } else {
+        at::silu_out(rest, body);
+      }
+    }
+    if (contexts) (*contexts)[i] = input.narrow(2, input.size(2) - kCausalPad, kCausalPad);
+    auto out = spatial->ptr<Conv3dImpl>(i)->forward(input);
+    if (in_place) {
+      pending = out;
+    } else {
+      h = at::silu(out);
+    }
   }
+  return in_place ? at::silu(pending) : h;
+}
+
+at::Tensor VaeEncoderImpl::encode_fullclip(const at::Tensor& video, bool cl, bool in_place) {
+  auto h = spatial_convs(video, nullptr, cl, in_place);
   auto first = h.narrow(2, 0, 1);
   auto rest = h.narrow(2, 1, h.size(2) - 1);
   rest = conv(time2, conv(time1, rest, cl), cl);
   return out->forward(layout(torch::cat({first, rest}, 2), cl));
 }
 
-at::Tensor VaeEncoderImpl::encode_chunked(const at::Tensor& video, bool cl) {
+at::Tensor VaeEncoderImpl::encode_chunked(const at::Tensor& video, bool cl, bool in_place) {
   const int64_t frames = video.size(2);
-  std::vector<at::Tensor> caches(spatial->size());
+  std::vector<at::Tensor> contexts(spatial->size());
   std::vector<at::Tensor> outs;
   for (int64_t start = 0; start < frames;) {
     const int64_t len = start == 0 ? 1 : kChunk;
-    auto h = video.narrow(2, start, len);
-    for (size_t i = 0; i < spatial->size(); ++i) {
-      if (!caches[i].defined()) {
-        caches[i] = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
-      }
-      auto inp = torch::cat({caches[i], h}, 2);
-      caches[i] = inp.narrow(2, inp.size(2) - kCausalPad, kCausalPad);
-      h = at::silu(spatial->ptr<Conv3dImpl>(i)->forward(layout(inp, cl)));
-    }
+    auto h = spatial_convs(video.narrow(2, start, len), &contexts, cl, in_place);
     if (start > 0) h = conv(time2, conv(time1, h, cl), cl);  // 4 frames -> 1; the first frame stays apart
     outs.push_back(out->forward(layout(h, cl)));
     start += len;
