@@ -51,5 +51,9 @@ for spec in "$@"; do
 done
 cp benchmarks/results/*.md "$out/" 2>/dev/null || true
 # The device tool brings back at most 8 files: pack the logs into one archive.
-(cd "$out" && tar czf logs.tgz --exclude=logs.tgz --exclude='*.md' --exclude='*.db' . 2>/dev/null &&
+# The archive is written outside $out first: tar of a folder that holds its own output fails
+# with "file changed as we read it" (and this script's exit status is this step's).
+packed=$(mktemp /tmp/host-run-logs.XXXXXX.tgz)
+(cd "$out" && tar czf "$packed" --exclude=logs.tgz --exclude='*.md' --exclude='*.db' . 2>/dev/null &&
+  mv "$packed" logs.tgz &&
   find . -maxdepth 1 -type f ! -name logs.tgz ! -name '*.md' ! -name '*.db' ! -name gpu.txt -delete)
