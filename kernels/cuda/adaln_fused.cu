@@ -1,5 +1,6 @@
 // Fused AdaLN chains, forward and backward, one pass each over [B, S, C] rows: the
-// modulation normed * (1 + scale) + shift and the gated residual x + y * gate. Each
+// modulation normed * (1 + scale) + shift and the gated residual x + y * gate; and the
+// linear layers' bias add y + bias (forward only: its backward is ATen's reduction). Each
 // thread handles `vec` packs of `pack` consecutive elements (pack 4: one 16-byte float /
 // 8-byte bf16 access per operand), packs strided by the block size (coalesced); the
 // per-batch [1, C] modulation vectors are read through the cache. Per-element math and rounding
@@ -113,6 +114,20 @@ __global__ void gated_fwd_kernel(const TX* __restrict__ x, const TY* __restrict_
     Pack<float, kPack> o;
 #pragma unroll
     for (int e = 0; e < kPack; ++e) o.v[e] = fm::gated_forward(fm::to_float(xv.v[e]), fm::to_float(yv.v[e]), gv.v[e]);
+    store<kPack>(out, i, o);
+  }
+}
+
+// y + bias, bias [C] indexed by the element's column (a pack stays in one row: C % kPack == 0).
+template <typename T, int kVec, int kPack, typename I>
+__global__ void bias_add_kernel(const T* __restrict__ y, const float* __restrict__ bias, T* __restrict__ out, I n,
+                                I channels) {
+  SG_ADALN_PACKS(kVec, kPack) {
+    const auto yv = load<kPack>(y, i);
+    const auto bv = load<kPack>(bias, i % channels);
+    Pack<T, kPack> o;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) o.v[e] = fm::bias_add(yv.v[e], bv.v[e]);
     store<kPack>(out, i, o);
   }
 }
@@ -359,6 +374,35 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
     });
   });
   return {g_x, g_y, g_gate_elem};
+}
+
+at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t threads, int64_t vec, int64_t pack) {
+  TORCH_CHECK(y.is_cuda() && y.is_contiguous() && y.dim() >= 1, "adaln: bias add needs a contiguous CUDA y");
+  TORCH_CHECK(bias.is_cuda() && bias.device() == y.device() && bias.scalar_type() == at::kFloat && bias.dim() == 1 &&
+                  bias.is_contiguous() && bias.size(0) == y.size(-1),
+              "adaln: bias must be a contiguous float32 [C] on y's device, C = y's last dim");
+  const c10::cuda::CUDAGuard guard(y.device());
+  auto out = empty_output(y.sizes(), y.options());
+  if (y.numel() == 0) return out;
+  const int64_t channels = y.size(-1);
+  int64_t pk = effective_pack(pack, channels, {&y, &out}, {});
+  if (reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) pk = 1;
+  const Launch l = plan(y.numel(), threads, vec, pk);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  with_type(y.scalar_type(), [&](auto ty) {
+    using T = decltype(ty);
+    with_vec(vec, [&](auto v) {
+      with_pack(pk, [&](auto pc) {
+        with_index(l, channels, [&](auto index) {
+          using I = decltype(index);
+          bias_add_kernel<T, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+              y.data_ptr<T>(), bias.data_ptr<float>(), out.data_ptr<T>(), I(l.n), I(channels));
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        });
+      });
+    });
+  });
+  return out;
 }
 
 }  // namespace sg::kernels::cuda

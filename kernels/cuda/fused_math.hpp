@@ -128,6 +128,14 @@ C10_HOST_DEVICE inline void gated_backward(float g, float y, float gate, float& 
   g_gate_elem = fmul(g, y);
 }
 
+// ---- linear bias add: y += bias as ATen adds a float32 bias to a (bf16) matmul output in
+// place: float(y) + bias in float32 (its add functor's a + 1 * b is that sum exactly), then one
+// rounding to y's type (c10's round to nearest even).
+template <typename T>
+C10_HOST_DEVICE inline T bias_add(T y, float bias) {
+  return from_float<T>(fadd(to_float(y), bias));
+}
+
 // ---- QKNORM: RMSNorm (rms_norm_reference) around ATen's own row reductions.
 //   forward:  sq = xf * xf (pow(2) is base * base);  r = rsqrt(mean(sq) + eps) (ATen, per row);
 //             out = float(T(xf * r)) * w  (normed cast to x's dtype, then promoted by the

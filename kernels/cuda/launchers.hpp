@@ -59,6 +59,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
                                                               const at::Tensor& y, const at::Tensor& gate,
                                                               int64_t threads, int64_t vec, int64_t pack);
 
+// y [..., C] float32/bf16 contiguous, bias [C] float32 contiguous -> y + bias in y's dtype
+// (fused_math::bias_add), a new tensor.
+at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t threads, int64_t vec, int64_t pack);
+
 // ---- QKNORM (qk_norm_fused.cu). x [B, S, C] float32/bf16 contiguous; r [B, S, 1] float32
 // (rsqrt(mean(x^2) + eps), from ATen); w [C] float32; table undefined (RMSNorm only) or
 // [S, hd/2, 2] float64, hd = C / heads even, 16-byte aligned (then x pairs rotate).

@@ -253,6 +253,21 @@ at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Te
   return plain_adaln().gated_residual(x, y, gate, kNoParams);
 }
 
+at::Tensor bias_add(const at::Tensor& y, const at::Tensor& bias) {
+  auto& fs = state().adaln;
+  const auto* fused = adaln_fused();
+  auto compare = [&] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{fused->bias_add(in[0], in[1], fs.params)}; },
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{plain_adaln().bias_add(in[0], in[1], kNoParams)};
+        },
+        {y, bias}, {true, true});
+  };
+  if (use_fused(fs, fused, bias_problem(y, bias), "ADALN", "bias", compare)) return fused->bias_add(y, bias, fs.params);
+  return plain_adaln().bias_add(y, bias, kNoParams);
+}
+
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   auto& fs = state().qk_norm;
   const auto* fused = qk_norm_fused();

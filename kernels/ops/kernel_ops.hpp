@@ -1,5 +1,5 @@
 // The kernel ops the model calls (RoPE, [video; action] cat/split, AdaLN modulate, gated
-// residual, q/k RMSNorm and RMSNorm + RoPE): each runs the plain variant unless its family is selected, the fused
+// residual, linear bias add, q/k RMSNorm and RMSNorm + RoPE): each runs the plain variant unless its family is selected, the fused
 // variant can implement the problem, and the family has not fallen back. The first
 // fused call of each op in a process is compared, forward and backward, against the
 // plain variant on its actual inputs; any difference makes the family fall back to
@@ -36,6 +36,9 @@ at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action);
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len);
 at::Tensor adaln_modulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale, double eps);
 at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+// y += bias as torch::nn::functional::linear adds a linear layer's bias to its matmul output
+// (bias_add_reference; family ADALN). May overwrite y: pass the matmul output itself.
+at::Tensor bias_add(const at::Tensor& y, const at::Tensor& bias);
 // rms_norm_reference (QKNORM).
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 // rope_apply(rms_norm(x, weight, eps).view({B, S, heads, C / heads}), table). One fused

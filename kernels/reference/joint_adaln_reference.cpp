@@ -1,4 +1,5 @@
-// Reference [video; action] concat/split and AdaLN modulation / gated residual chains.
+// Reference [video; action] concat/split, AdaLN modulation / gated residual chains and the
+// linear layers' bias add.
 #include "kernels/reference/reference_ops.hpp"
 
 namespace sg::kernels {
@@ -20,6 +21,11 @@ at::Tensor adaln_modulate_reference(const at::Tensor& x, const at::Tensor& shift
 
 at::Tensor gated_residual_reference(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate) {
   return x + y * gate;
+}
+
+at::Tensor bias_add_reference(const at::Tensor& y, const at::Tensor& bias) {
+  at::Tensor out = y.is_leaf() && y.requires_grad() ? y.clone() : y;
+  return out.add_(bias);
 }
 
 }  // namespace sg::kernels

@@ -30,6 +30,12 @@ at::Tensor adaln_modulate_reference(const at::Tensor& x, const at::Tensor& shift
                                     const at::Tensor& scale, double eps);
 // x + y * gate.
 at::Tensor gated_residual_reference(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+// y += bias, what torch::nn::functional::linear does to its matmul output on a 3-D input:
+// float(y) + bias in the common dtype, rounded once to y's dtype; in autograd an in-place
+// add, so the bias's grad is summed over the rows in the grad's dtype, then cast to the
+// bias's. In place on y, except on a leaf that requires grad (autograd forbids it): that is
+// cloned first (its backward is an identity).
+at::Tensor bias_add_reference(const at::Tensor& y, const at::Tensor& bias);
 
 // RMSNorm over the last dim in float32, cast back to x's dtype, times a float32 weight
 // (Wan's WanRMSNorm): x.float() * rsqrt(mean(x.float()^2) + eps), .to(x dtype) * weight.

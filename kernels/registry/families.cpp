@@ -306,6 +306,20 @@ Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor
   return p;
 }
 
+at::Tensor AdalnVariant::bias_add(const at::Tensor& y, const at::Tensor& bias, const ParamValues&) const {
+  return bias_add_reference(y, bias);
+}
+
+Problem bias_problem(const at::Tensor& y, const at::Tensor& bias) {
+  if (!y.defined() || !bias.defined()) return {};
+  Problem p = base_problem(y);
+  p.contiguous = p.contiguous && bias.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(bias));
+  p.operands_match = y.dim() >= 2 && bias.dim() == 1 && bias.scalar_type() == at::kFloat &&
+                     bias.device() == y.device() && bias.size(0) == y.size(-1);
+  return p;
+}
+
 Problem qk_norm_problem(const QkNormArgs& args) {
   const auto& x = args.x;
   const auto& w = args.weight;

@@ -1,5 +1,5 @@
-// Kernel families of the wam model (RoPE, [video;action] concat/split, AdaLN chains,
-// q/k RMSNorm),
+// Kernel families of the wam model (RoPE, [video;action] concat/split, AdaLN chains and
+// the linear layers' bias add, q/k RMSNorm),
 // their tunable parameters as data, and their variants. The trainer reads this to fill
 // the manifest and to pick a variant; the plain variant is always there.
 #pragma once
@@ -56,6 +56,9 @@ class AdalnVariant : public Variant {
   virtual at::Tensor run(const AdalnArgs& args, const ParamValues& params) const = 0;
   virtual at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
                                     const ParamValues& params) const = 0;
+  // A linear layer's bias add, y [..., C] += bias [C] float32 (bias_add_reference). May
+  // overwrite y. The base runs the reference (a variant without its own kernel for it).
+  virtual at::Tensor bias_add(const at::Tensor& y, const at::Tensor& bias, const ParamValues& params) const;
 };
 
 class QkNormVariant : public Variant {
@@ -112,6 +115,8 @@ Problem cat_problem(const CatArgs& args);  // shape: the joint [B, Sv + Sa, C]
 Problem split_problem(const at::Tensor& joint, int64_t video_len);
 Problem adaln_problem(const AdalnArgs& args);
 Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate);
+// shape: y's; operands_match: bias float32 [C] on y's device, C = y's last dim, y 2-D or more.
+Problem bias_problem(const at::Tensor& y, const at::Tensor& bias);
 // shape: x's [B, S, C], or [B, S, heads, C / heads] when args.table is defined.
 Problem qk_norm_problem(const QkNormArgs& args);
 

@@ -122,6 +122,21 @@ std::vector<OpCase> op_cases(const std::string& family, const KernelShape& s, in
       return Inputs{pick(fused_adaln(), plain_adaln(), p).gated_residual(in[0], in[1], in[2], values(p))};
     };
     out.push_back(std::move(gated));
+    // The bias add of a linear's output (F::linear's `output += bias`): the attention and
+    // MLP output widths. The plain add works in place on its input, as on the matmul output
+    // it gets in the model, so every variant gets a fresh copy of the set's y (the same
+    // copy for each: the ranking sees only the add; the times include the copy).
+    for (int64_t width : {dv, 4 * dv}) {
+      OpCase add{std::string("bias ") + low_name + " [" + std::to_string(width) + "]", family,
+                 double(b) * tv * width * 2 * c10::elementSize(low) + 4.0 * width,
+                 make_sets(input_sets,
+                           [&] { return Inputs{at::randn({b, tv, width}, opts).to(low), at::randn({width}, opts)}; }),
+                 {}};
+      add.run = [](const Inputs& in, const ParamValues* p) {
+        return Inputs{pick(fused_adaln(), plain_adaln(), p).bias_add(in[0].clone(), in[1], values(p))};
+      };
+      out.push_back(std::move(add));
+    }
   } else if (family == "QKNORM") {
     // The q/k RMSNorm of a linear's output (action and cross-attention q/k) and, for the
     // video q/k, followed by the rotation (plain: the plain RMSNorm then the plain RoPE).

@@ -2,7 +2,8 @@
 // backward: LayerNorm + modulate (float32 and bf16 rows, and bf16 rows under bf16
 // autocast as in the trainer) and the gated residual (float32 / bf16 x and y), every
 // legal parameter combination, base and odd shapes, modulation vectors that are chunks
-// of [B, 6, C] or broadcast [1, 1, C], poisoned outputs; plus the first-call check.
+// of [B, 6, C] or broadcast [1, 1, C], poisoned outputs; the linear layers' bias add (float32 /
+// bf16 rows, float32 bias) behind a matmul as the model runs it; plus the first-call check.
 #include "kernels/reference/reference_ops.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 #include "trainer/runtime/autocast.hpp"
@@ -97,6 +98,42 @@ TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
   }
 }
 
+// The linear layers' bias add as the model runs it: y = x.matmul(w^T) (not a leaf), then
+// y += bias [C] float32 (plain: ATen's in-place add, its casting loop for bf16 y) or the fused
+// pass; the output and the grads of x, w and bias bitwise, every variant, base and odd widths.
+gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
+                         const at::Tensor& seed) {
+  return gpu_test::run_pass(
+      [&](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{v.bias_add(in[0].matmul(in[1].t()), in[2], p)};
+      },
+      in3, {true, true, true}, {seed});
+}
+
+TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
+  const auto params = legal_params(family("ADALN"));
+  gpu_test::PoisonOutputs poison;
+  at::manual_seed(15);
+  for (const auto& s : kShapes) {
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      auto x = gpu_test::random_like_with_zeros({s.b, s.seq, 64}, dtype, cuda0());
+      auto w = gpu_test::random_like_with_zeros({s.channels, 64}, dtype, cuda0());
+      auto bias = gpu_test::random_like_with_zeros({s.channels}, at::kFloat, cuda0());
+      auto seed = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, dtype, cuda0());
+      const std::vector<at::Tensor> in{x, w, bias};
+      const auto ref = bias_pass(plain_adaln(), {}, in, seed);
+      ASSERT_EQ(ref.outputs[0].scalar_type(), dtype);
+      const auto y = x.matmul(w.t());
+      for (const auto& p : params) {
+        const std::string what = "ADALN bias " + gpu_test::str(p) + c10::toString(dtype) + " C=" +
+                                 std::to_string(s.channels);
+        ASSERT_EQ(fused_adaln()->can_implement(bias_problem(y, bias), p), Status::kSuccess) << what;
+        gpu_test::expect_same(ref, bias_pass(*fused_adaln(), p, in, seed), what);
+      }
+    }
+  }
+}
+
 TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
   const auto& v = *fused_adaln();
   const ParamValues p = family("ADALN").defaults;
@@ -110,6 +147,11 @@ TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
   EXPECT_NE(v.can_implement(adaln_problem({x.cpu(), mod[0].cpu(), mod[1].cpu(), 1e-6}), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(gated_problem(x, x.to(at::kHalf), mod[2]), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(gated_problem(x, x.narrow(1, 0, 4), mod[2]), p), Status::kSuccess);
+  auto bias = at::randn({s.channels}, x.options());
+  EXPECT_EQ(v.can_implement(bias_problem(x, bias), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(bias_problem(x, bias.to(at::kBFloat16)), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(bias_problem(x, bias.narrow(0, 0, 4)), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(bias_problem(x.transpose(1, 2), at::randn({s.seq}, x.options())), p), Status::kSuccess);
 }
 
 TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMismatch) {
@@ -122,7 +164,10 @@ TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMisma
     trainer::AutocastScope scope({true, at::kBFloat16});
     auto h = adaln_modulate(x, mod[0], mod[1], 1e-6);
     auto r = gated_residual(x, h.to(at::kBFloat16), mod[2]);
+    auto bias = at::randn({s.channels}, mod[0].options().dtype(at::kFloat));
+    auto b = bias_add(x.clone(), bias);  // the fused pass after its first-call check
     EXPECT_TRUE(fallen_back_families().empty());
+    EXPECT_TRUE(bitwise_equal(b, bias_add_reference(x.clone(), bias)));
     EXPECT_TRUE(bitwise_equal(h, adaln_modulate_reference(x, mod[0], mod[1], 1e-6)));
   }
   testing::reset_first_call_checks();

@@ -183,6 +183,45 @@ TEST(FusedMath, GatedResidualForwardAndBackwardMatchReferenceBitwise) {
   }
 }
 
+// The linear bias add: fused_math::bias_add over every element (bias by column) against
+// bias_add_reference, which is ATen's in-place add of a float32 bias (what F::linear does to
+// its matmul output), including the rounding to bf16 and its ties; backward: y's grad is the
+// incoming grad, the bias's the engine's sum of it in y's dtype cast to float32.
+TEST(FusedMath, BiasAddMatchesTheInPlaceAddBitwise) {
+  at::manual_seed(6);
+  for (auto yt : {at::kFloat, at::kBFloat16}) {
+    const int64_t b = 3, s = 7, c = 21;
+    auto y = (at::randn({b, s, c}) * 100).to(yt);
+    // Ties of the bf16 rounding: y + bias exactly halfway between two bf16 values.
+    y.view(-1).narrow(0, 0, 4).fill_(1.0);
+    auto bias = at::randn({c});
+    bias.narrow(0, 0, 4).copy_(at::tensor({0.00390625f, 0.01171875f, -0.00390625f, 0.0f}));
+    auto emu = at::empty_like(y);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const float bi = bias.data_ptr<float>()[i % c];
+      if (yt == at::kFloat) {
+        emu.data_ptr<float>()[i] = fm::bias_add(y.data_ptr<float>()[i], bi);
+      } else {
+        emu.data_ptr<c10::BFloat16>()[i] = fm::bias_add(y.data_ptr<c10::BFloat16>()[i], bi);
+      }
+    }
+    auto x = y.clone().requires_grad_(true);
+    auto br = bias.clone().requires_grad_(true);
+    auto mid = x * 1;  // a non-leaf, like the matmul output the model adds the bias to
+    auto out = bias_add_reference(mid, br);
+    EXPECT_TRUE(bitwise_equal(emu, out.detach())) << yt;
+    auto g = at::randn(out.sizes()).to(yt);
+    out.backward(g);
+    EXPECT_TRUE(bitwise_equal(x.grad(), g)) << yt;
+    EXPECT_TRUE(bitwise_equal(br.grad(), at::sum_to(g, bias.sizes()).to(at::kFloat))) << yt;
+    // A leaf that requires grad is not changed in place (the first-call check's inputs).
+    auto leaf = y.clone().requires_grad_(true);
+    auto before = leaf.detach().clone();
+    bias_add_reference(leaf, br);
+    EXPECT_TRUE(bitwise_equal(leaf.detach(), before)) << yt;
+  }
+}
+
 TEST(FusedMath, SplitBackwardIsPlusZeroJoinOfBothGrads) {
   for (auto dtype : {at::kFloat, at::kBFloat16, at::kDouble}) {
     auto joint = at::randn({2, 7, 5}).to(dtype).requires_grad_(true);

@@ -23,7 +23,7 @@ TEST(KernelTrial, TimesThePlainVariantOnEveryOpOfEachFamily) {
   const std::map<std::string, std::vector<std::string>> ops = {
       {"ROPE", {"rope fp32"}},
       {"CAT", {"cat Float", "split fp32"}},
-      {"ADALN", {"modulate fp32", "gated fp32+fp32"}},
+      {"ADALN", {"modulate fp32", "gated fp32+fp32", "bias fp32 [64]", "bias fp32 [256]"}},  // tiny: C = 64
       {"QKNORM", {"qknorm fp32", "qknorm+rope fp32"}}};
   for (const auto& [family, names] : ops) {
     const std::string path = result_path(family);

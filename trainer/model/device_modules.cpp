@@ -4,6 +4,7 @@
 // weight, then bias, then initialise weight, then bias, with the same init functions.
 #include "trainer/model/device_modules.hpp"
 
+#include "kernels/ops/kernel_ops.hpp"
 #include "trainer/model/init_device.hpp"
 
 #include <cmath>
@@ -40,7 +41,12 @@ LinearImpl::LinearImpl(const torch::nn::LinearOptions& options_) : options(optio
 // torch::nn's functional, not at::linear: for a 3-D input at::linear runs one addmm on
 // the flattened input where F::linear runs matmul + add, a different autograd graph that
 // sums the gradients of a shared input in another order (not bitwise the same training).
-at::Tensor LinearImpl::forward(const at::Tensor& input) { return torch::nn::functional::linear(input, weight, bias); }
+// F::linear's matmul + add branch is spelled out so that its `output += bias` goes through
+// the ADALN family's bias op: that same in-place add unless FUSED_ADALN runs the kernel.
+at::Tensor LinearImpl::forward(const at::Tensor& input) {
+  if (input.dim() == 2 || !bias.defined()) return torch::nn::functional::linear(input, weight, bias);
+  return sg::kernels::bias_add(input.matmul(weight.t()), bias);
+}
 
 EmbeddingImpl::EmbeddingImpl(const torch::nn::EmbeddingOptions& options_) : options(options_) {
   TORCH_CHECK(!options.padding_idx() && !options.max_norm() && !options.scale_grad_by_freq() && !options.sparse() &&

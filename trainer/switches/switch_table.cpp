@@ -161,8 +161,10 @@ std::vector<SwitchSpec> build_table() {
                    "kernel each (kernel family CAT).",
                    to(&Switches::fast_cat), kernel_reason("CAT")));
   t.push_back(flag("FUSED_ADALN", I::kBitwise, E::kSpeed, {},
-                   "Fused AdaLN layer-norm + modulate and gated-residual chains keeping the op order "
-                   "(kernel family ADALN).",
+                   "Fused AdaLN layer-norm + modulate and gated-residual chains, and the linear layers' "
+                   "bias add (F::linear's in-place add of a float32 bias to the bf16 matmul output, one "
+                   "vectorised pass instead of ATen's casting loop), keeping the op order (kernel family "
+                   "ADALN).",
                    to(&Switches::fused_adaln), kernel_reason("ADALN")));
   // Tolerance, measured: on the H200 (2026-11-30) wam `small` with it on kept every step's
   // loss and grad-norm bits but not the optimizer-state digest (GpuIdentity.EverySwitchAgainstDefault),
