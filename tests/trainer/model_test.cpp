@@ -41,13 +41,20 @@ TEST(WamModel, BaseSizeMatchesDesignTable) {
   EXPECT_NEAR(static_cast<double>(text_encoder_params(w)) / 1e9, 5.7, 0.1);
 }
 
-TEST(VaeEncoder, ChunkedEqualsFullClipInFloat64) {
-  torch::manual_seed(3);
+// A tiny VAE in float64 and a random clip in [-1, 1], from `seed`.
+std::pair<VaeEncoder, at::Tensor> float64_vae_and_clip(uint64_t seed) {
+  torch::manual_seed(seed);
   const auto& c = wam_config("tiny");
   VaeEncoder vae(c);
   vae->to(torch::kDouble);
-  torch::NoGradGuard no_grad;
   auto video = torch::rand({2, 3, c.frames, c.height, c.width}, torch::kDouble) * 2 - 1;
+  return {vae, video};
+}
+
+TEST(VaeEncoder, ChunkedEqualsFullClipInFloat64) {
+  const auto& c = wam_config("tiny");
+  auto [vae, video] = float64_vae_and_clip(3);
+  torch::NoGradGuard no_grad;
   auto chunked = vae->encode(video, {/*fullclip=*/false, false});
   auto full = vae->encode(video, {/*fullclip=*/true, false});
   ASSERT_EQ(chunked.sizes(), full.sizes());
@@ -66,12 +73,8 @@ TEST(VaeEncoder, ChunkedEqualsFullClipInFloat64) {
 // carried) and over the whole clip, in either layout. Here within rounding (ATen's CPU SiLU
 // takes a scalar or a vector path by position); on CUDA bitwise (tests/gpu/vae_gpu_test.cpp).
 TEST(VaeEncoder, ContextInPlaceComputesWhatTheCatComputes) {
-  torch::manual_seed(5);
-  const auto& c = wam_config("tiny");
-  VaeEncoder vae(c);
-  vae->to(torch::kDouble);
+  auto [vae, video] = float64_vae_and_clip(5);
   torch::NoGradGuard no_grad;
-  auto video = torch::rand({2, 3, c.frames, c.height, c.width}, torch::kDouble) * 2 - 1;
   for (bool fullclip : {false, true}) {
     for (bool channels_last : {false, true}) {
       auto by_cat = vae->encode(video, {fullclip, channels_last, /*context_in_place=*/false});
