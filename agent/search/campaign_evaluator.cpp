@@ -200,8 +200,10 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
   req.threads = opt_.threads;
   req.world_size = world;
   // Throughput (and a kernel's time) is only comparable when nothing else shares the host.
+  // A gate run that names a pair is that pair's candidate side (evaluate()).
   req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand" || p.purpose == "final_base" ||
-                  p.purpose == "final_cand" || p.kernel.has_value();
+                  p.purpose == "final_cand" || p.kernel.has_value() ||
+                  (p.purpose == "candidate" && !p.paired_with.empty());
   req.kernel = p.kernel;
   req.name = fmt::format("sg-c{}-t{}", campaign_id_, out.trial_id);
   req.switch_env = config_env(c, manifest_);
@@ -482,19 +484,17 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
 
-  // Trials one at a time (one GPU, a CPU host): the gate run doubles as the candidate's side
-  // of the first speed pair, its baseline side run right before it. The separate speed
-  // run it replaces had the same configuration, seed, steps and micro-batch; the gate run
-  // only had no baseline next to it. With parallel slots the gate runs side by side
-  // (prefetch), so their times are not comparable and the pairs run on their own.
+  // Trials one at a time (one GPU, a CPU host, Slurm's default): the gate run doubles as the
+  // candidate's side of the first speed pair, timed alone like any speed run, and the pair's
+  // baseline side runs right after it once it passed (nothing is spent on a candidate that
+  // fails the gate). The separate speed run it replaces had the same configuration, seed,
+  // steps and micro-batch; the gate run only had no baseline next to it. Such a gate run
+  // names its pair in its key (paired_with), so a gate run timed side by side (prefetch with
+  // parallel slots, whose pairs run on their own) or one stored by another pairing never
+  // stands in for it.
   const std::string pair = config_key(config);
   const bool gate_times_pair = opt_.repeats >= 1 && executor_->capacity(opt_.trial_world_size) <= 1;
-  std::optional<Run> first_base;
-  if (gate_times_pair) {
-    first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
-    e.trial_ids.push_back(first_base->trial_id);
-  }
-  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0);
+  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
   e.trial_ids.push_back(cand.trial_id);
   if (!cand.result) {
     e.disposition = *cand.failure;
@@ -506,6 +506,11 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     e.disposition = Disposition::gate_failed;
     e.reason = v.reason;
     return finish(e);
+  }
+  std::optional<Run> first_base;
+  if (gate_times_pair) {
+    first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
+    e.trial_ids.push_back(first_base->trial_id);
   }
   Run probe;
   auto p = project(config, *cand.result, e.trial_ids, &probe);

@@ -624,8 +624,10 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
 }
 
 // Trials one at a time (a CPU host here, one GPU on the H200): the gate run is the
-// candidate's side of the first speed pair, its baseline run right before it, so an
-// evaluation with R repeats runs R baseline and R-1 further candidate runs, not R and R.
+// candidate's side of the first speed pair, its baseline run right after it once the gate
+// passed, so an evaluation with R repeats runs R baseline and R-1 further candidate runs,
+// not R and R; the gate run names its pair in its key, and a candidate that fails the gate
+// costs no baseline run.
 TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
   spdlog::set_level(spdlog::level::warn);
   std::string dir = test::make_temp_dir("gate_pair");
@@ -638,20 +640,29 @@ TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
   for (auto& t : s.trials(cid)) trials[t.id] = t;
   int checked = 0;
   for (const auto& e : s.evaluations(cid)) {
-    if (e.strategy == "baseline" || e.disposition != Disposition::accepted) continue;
+    if (e.strategy == "baseline") continue;
     std::map<std::string, int> purposes;
     for (auto id : e.trial_ids) ++purposes[trials.at(id).purpose];
+    if (e.disposition == Disposition::gate_failed) {
+      EXPECT_EQ(purposes["speed_base"], 0) << e.config_key << ": no baseline run for a failed gate";
+      continue;
+    }
+    if (e.disposition != Disposition::accepted) continue;
     EXPECT_EQ(purposes["candidate"], 1) << e.config_key;
     EXPECT_EQ(purposes["speed_base"], 2) << e.config_key;
     EXPECT_EQ(purposes["speed_cand"], 1) << e.config_key;
     ASSERT_GE(e.trial_ids.size(), 2u);
-    const TrialRow& base = trials.at(e.trial_ids[0]);
-    const TrialRow& cand = trials.at(e.trial_ids[1]);
+    const TrialRow& cand = trials.at(e.trial_ids[0]);
+    const TrialRow& base = trials.at(e.trial_ids[1]);
+    EXPECT_EQ(cand.purpose, "candidate") << e.config_key;
     EXPECT_EQ(base.purpose, "speed_base") << e.config_key;
     EXPECT_EQ(base.repeat, 0) << e.config_key;
-    EXPECT_EQ(cand.purpose, "candidate") << e.config_key;
-    EXPECT_EQ(cand.id, base.id + 1) << "nothing runs between the pair's two sides";
-    // The verdict is over (that baseline run, the gate run) and the second repeat's pair.
+    EXPECT_EQ(base.id, cand.id + 1) << "nothing runs between the pair's two sides";
+    const std::string names_pair = "|" + e.config_key;  // the key's last field: paired_with
+    ASSERT_GT(cand.trial_key.size(), names_pair.size());
+    EXPECT_EQ(cand.trial_key.substr(cand.trial_key.size() - names_pair.size()), names_pair)
+        << "the gate run's key names its pair: " << cand.trial_key;
+    // The verdict is over (the gate run, that baseline run) and the second repeat's pair.
     std::vector<double> a = {base.samples_per_s}, b = {cand.samples_per_s};
     for (auto id : e.trial_ids) {
       const TrialRow& t = trials.at(id);

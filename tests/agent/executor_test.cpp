@@ -347,7 +347,7 @@ TEST(ParallelDispatch, SameVerdictsAsOneTrialAtATime) {
   spdlog::set_level(spdlog::level::warn);
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   std::map<std::string, std::string> verdicts[2];
-  // The gate and memory-probe trials are the same either way. Speed trials differ: one at a
+  // The gate and memory-probe runs are the same either way. Speed trials differ: one at a
   // time, the gate run is the first pair's candidate side (docs/controller.md, "Order per
   // candidate"); side by side it cannot be, so each pair runs its own.
   std::multiset<std::string> gate_and_probes[2];
@@ -362,7 +362,12 @@ TEST(ParallelDispatch, SameVerdictsAsOneTrialAtATime) {
           std::string(to_string(e.disposition)) + " " + e.gate_class;
     }
     for (const auto& t : s.trials(cid)) {
-      if (t.purpose.rfind("speed_", 0) != 0) gate_and_probes[parallel == 1 ? 0 : 1].insert(t.trial_key);
+      // By what runs (the keys differ: a gate run that is a pair's side names the pair).
+      if (t.purpose.rfind("speed_", 0) != 0) {
+        gate_and_probes[parallel == 1 ? 0 : 1].insert(t.purpose + " " + t.config_key + " s" + std::to_string(t.seed) +
+                                                       " n" + std::to_string(t.steps) + " b" +
+                                                       std::to_string(t.micro_batch));
+      }
     }
     fs::remove_all(dir);
   }
