@@ -17,12 +17,12 @@
 # kernels,stack,prune,finals,screen: first one kernel-level trial per kernel family (every variant
 # timed at micro-batch 32 shapes in seconds; the fastest bitwise one verified in training
 # and carried by every later candidate: docs/controller.md); then the all-switches
-# combinations and the memory frontier; then
+# combinations (their memory values are left to prune); then
 # prune drops the stack's members one at a time while it is not slower without them (the
 # last campaign's stack held FUSED_ADALN 0.92x, VAE_FIRST 0.92x, PIN_MEMORY 0.95x alone) and
-# tries the memory values again on what remains; then finals pair each budget's two
+# tries the memory values on what remains; then finals pair each budget's two
 # leaders against the default at micro-batch 32, three interleaved rounds (the presets'
-# ranking at the target; ~6 min for a pool of 3-4 configurations at ~20-30 s a run: the
+# ranking at the target; ~3 min for a pool of 4 configurations at ~10-20 s a run: the
 # fourth campaign's pairs at micro-batch 8 ranked CKPT_LAYERS=16 over =8 while at 32 =8
 # was 8-12 % faster, and a probe is one unpaired run); then the single-switch screen, for
 # per-switch attribution (the report's table), with what the budget leaves. No greedy: it
@@ -30,7 +30,9 @@
 # stacks (best single 1.24x, stack 1.82x), so it would spend trials rebuilding less than
 # prune keeps. A prune round costs one evaluation per member (~16 for the whole stack, ~35 s
 # each) and the harmless drops are then tried all at once, so prune usually ends after one
-# round; it may still take a slice of its own. The plan is part of the campaign's options: a
+# round; it may still take a slice of its own. The fifth campaign (23.4 GPU-minutes, finals cut)
+# is why stack defers its memory values and the gate run doubles as the first pair's candidate
+# run: ~19 minutes predicted with finals. The plan is part of the campaign's options: a
 # DB started with another plan is not resumed (--resume refuses it); start a fresh DB.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
