@@ -385,8 +385,8 @@ at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t
   auto out = empty_output(y.sizes(), y.options());
   if (y.numel() == 0) return out;
   const int64_t channels = y.size(-1);
-  int64_t pk = effective_pack(pack, channels, {&y, &out}, {});
-  if (reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 != 0) pk = 1;
+  // The bias is read in packs like a row (aligned to 4 of its elements: 16 bytes).
+  const int64_t pk = effective_pack(pack, channels, {&y, &out, &bias}, {});
   const Launch l = plan(y.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(y.scalar_type(), [&](auto ty) {

@@ -38,16 +38,16 @@ at::Tensor VaeEncoderImpl::encode(const at::Tensor& video, const VaeOptions& opt
 
 at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames, std::vector<at::Tensor>* contexts, bool cl,
                                          bool in_place) {
-  at::Tensor h = frames;  // the frames of the next conv's input (cat path: activated)
-  at::Tensor pending;     // in place: the last conv's output, not yet activated
+  at::Tensor raw;  // the last conv's output, not yet activated
   for (size_t i = 0; i < spatial->size(); ++i) {
     at::Tensor context = contexts ? (*contexts)[i] : at::Tensor();
     at::Tensor input;
     if (!in_place) {
+      const at::Tensor h = i == 0 ? frames : at::silu(raw);
       if (!context.defined()) context = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
       input = layout(torch::cat({context, h}, 2), cl);
     } else {
-      const at::Tensor& body = i == 0 ? frames : pending;
+      const at::Tensor& body = i == 0 ? frames : raw;
       auto sizes = body.sizes().vec();
       sizes[2] += kCausalPad;
       input = at::empty(sizes, body.options().memory_format(cl ? at::MemoryFormat::ChannelsLast3d
@@ -66,14 +66,9 @@ at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames, std::vector<a
       }
     }
     if (contexts) (*contexts)[i] = input.narrow(2, input.size(2) - kCausalPad, kCausalPad);
-    auto out = spatial->ptr<Conv3dImpl>(i)->forward(input);
-    if (in_place) {
-      pending = out;
-    } else {
-      h = at::silu(out);
-    }
+    raw = spatial->ptr<Conv3dImpl>(i)->forward(input);
   }
-  return in_place ? at::silu(pending) : h;
+  return at::silu(raw);
 }
 
 at::Tensor VaeEncoderImpl::encode_fullclip(const at::Tensor& video, bool cl, bool in_place) {
