@@ -7,6 +7,7 @@
 #   scripts/gpu/host-run.sh [--no-build] [--no-tests] [BENCH.sh[:ARG...] ...]
 # The build goes to ${BUILD_DIR:-build-gpu} inside the checkout (git-ignored, so a warm
 # host keeps it between calls); logs and tables go under ${OUT:-/tmp/speedgate-out}.
+# GPU_TESTS=REGEX runs only the GPU tests whose names match (ctest -R), e.g. 'GpuVae|BiasAdd'.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -39,7 +40,7 @@ if [ $build_step = 1 ]; then
 fi
 if [ $test_step = 1 ]; then
   start=$(date +%s)
-  ctest --test-dir "$BUILD_DIR" -L gpu --output-on-failure -j1 --timeout 600 >"$out/gpu-tests.log" 2>&1
+  ctest --test-dir "$BUILD_DIR" -L gpu ${GPU_TESTS:+-R "$GPU_TESTS"} --output-on-failure -j1 --timeout 600 >"$out/gpu-tests.log" 2>&1
   echo "host-run: gpu tests exit $? in $(( $(date +%s) - start )) s"
   grep -E "tests passed|Failed|\*\*\*|Passed|Test #" "$out/gpu-tests.log" | tail -60
 fi

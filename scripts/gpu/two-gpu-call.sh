@@ -2,7 +2,8 @@
 # One device call on a two-GPU host (e.g. nvidia-h200-x2) that keeps both GPUs busy: build
 # once, then a slice of the H200 campaign (benchmarks/h200_campaign.sh) on GPU 0 and any
 # other work on GPU 1 side by side, all of it inside LIMIT seconds (the call's limit less a
-# margin). The campaign slice gets what is left after the build, less MARGIN seconds for its
+# margin). On a one-GPU host the other work runs first on that GPU and the slice after it
+# (never beside it: it would disturb the campaign's timings). The campaign slice gets what is left after the build, less MARGIN seconds for its
 # last trial to finish (a slice stops starting trials at its budget, not mid-trial).
 #   scripts/gpu/two-gpu-call.sh LIMIT [emit] [-- GPU1 COMMAND...]
 # GPU1 COMMAND is a shell command run with CUDA_VISIBLE_DEVICES=1 and OUT=$OUT/gpu1 under
@@ -30,16 +31,22 @@ build_rc=$?
 echo "two-gpu-call: build exit $build_rc after $(elapsed) s"
 tail -5 "$out/build.txt"
 if [ $build_rc = 0 ]; then
-  left=$(( limit - $(elapsed) ))
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   g1_pid=
-  if [ -n "$gpu1" ]; then
+  if [ -n "$gpu1" ] && [ "$gpus" -lt 2 ]; then
+    (export CUDA_VISIBLE_DEVICES=0 OUT=$out/gpu1; mkdir -p "$OUT"
+     timeout -k 10 $(( limit - $(elapsed) - ${MARGIN:-90} - 60 )) bash -c "$gpu1" >"$out/gpu1.txt" 2>&1
+     echo "two-gpu-call: other work (one GPU, before the slice) exit $? after $(elapsed) s" >>"$out/gpu1.txt")
+  fi
+  left=$(( limit - $(elapsed) ))
+  if [ -n "$gpu1" ] && [ "$gpus" -ge 2 ]; then
     (export CUDA_VISIBLE_DEVICES=1 OUT=$out/gpu1; mkdir -p "$OUT"
      timeout -k 10 $(( left - 15 )) bash -c "$gpu1" >"$out/gpu1.txt" 2>&1
      echo "two-gpu-call: GPU 1 exit $? after $(elapsed) s" >>"$out/gpu1.txt") &
     g1_pid=$!
   fi
   minutes=$(awk -v s=$(( left - ${MARGIN:-90} )) 'BEGIN { printf "%.1f", s / 60 }')
-  echo "two-gpu-call: campaign slice of $minutes min on GPU 0"
+  echo "two-gpu-call: campaign slice of $minutes min on GPU 0 ($gpus GPU(s) on this host)"
   benches=("h200_campaign.sh:tune:$minutes")
   [ $emit = 1 ] && benches+=(h200_campaign.sh:emit)
   CUDA_VISIBLE_DEVICES=0 OUT=$out/gpu0 PRESETS_DIR=$out/presets \
