@@ -14,26 +14,27 @@
 # Trial design (see benchmarks/results/h200-campaign.md for why): measured at micro-batch 8
 # with the memory probe at 16 (a base trial costs ~25 s, two thirds of it model build),
 # 4 steps (2 warm-up, 2 timed), one seed-band seed, one paired repeat, plan
-# kernels,stack,prune,finals,screen: first one kernel-level trial per kernel family (every variant
+# kernels,stack,prune,finals: first one kernel-level trial per kernel family (every variant
 # timed at micro-batch 32 shapes in seconds; the fastest bitwise one verified in training
 # and carried by every later candidate: docs/controller.md); then the all-switches
-# combinations (their memory values are left to prune); then
-# prune drops the stack's members one at a time while it is not slower without them (the
-# last campaign's stack held FUSED_ADALN 0.92x, VAE_FIRST 0.92x, PIN_MEMORY 0.95x alone) and
-# tries the memory values on what remains; then finals pair each budget's two
-# leaders against the default at micro-batch 32, three interleaved rounds (the presets'
-# ranking at the target; ~3 min for a pool of 4 configurations at ~10-20 s a run: the
-# fourth campaign's pairs at micro-batch 8 ranked CKPT_LAYERS=16 over =8 while at 32 =8
-# was 8-12 % faster, and a probe is one unpaired run); then the single-switch screen, for
-# per-switch attribution (the report's table), with what the budget leaves. No greedy: it
-# combines singles bottom-up, and here singles move by +-5 % a pair and stay far behind the
-# stacks (best single 1.24x, stack 1.82x), so it would spend trials rebuilding less than
-# prune keeps. A prune round costs one evaluation per member (~16 for the whole stack, ~35 s
-# each) and the harmless drops are then tried all at once, so prune usually ends after one
-# round; it may still take a slice of its own. The fifth campaign (23.4 GPU-minutes, finals cut)
-# is why stack defers its memory values and the gate run doubles as the first pair's candidate
-# run: ~19 minutes predicted with finals. The plan is part of the campaign's options: a
-# DB started with another plan is not resumed (--resume refuses it); start a fresh DB.
+# combinations (their memory values are left to prune); then prune drops each of the
+# stack's members once (--prune-rounds 1), compared on speed without a memory probe, takes
+# the harmless drops together (or the best one) and tries the memory values on what
+# remains; then finals pair each budget's two leaders against the default at micro-batch
+# 32, three interleaved rounds (the presets' ranking at the target: the fourth campaign's
+# pairs at micro-batch 8 ranked CKPT_LAYERS=16 over =8 while at 32 =8 was 8-12 % faster,
+# and a probe is one unpaired run). No greedy: it combines singles bottom-up, and here
+# singles move by +-5 % a pair and stay far behind the stacks (best single 1.24x, stack
+# 1.82x). No single-switch screen: ~20 evaluations (~8 min) that no preset needs; prune's
+# drops measure each member's share in the combination instead.
+# Where the time went: the fifth campaign (23.4 GPU-minutes, finals cut) is why stack
+# defers its memory values and the gate run doubles as the first pair's candidate run; the
+# sixth (23 GPU-minutes, finals cut again) spent 18.7 of them in three prune rounds whose
+# drops each ran a 12 s memory probe. On the sixth's trial times this plan costs ~16
+# minutes: baseline 0.7, kernels 2.6, stack 0.9, one prune round 4.1 (18 drops at ~13.6 s)
+# + 0.4 for what it takes, memory points ~4.5, finals ~3. The plan is part of the
+# campaign's options: a DB started with another plan is not resumed (--resume refuses it);
+# start a fresh DB.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BUILD_DIR:-$ROOT/build}/bin
@@ -46,7 +47,7 @@ mkdir -p "$(dirname "$DB")" "$OUT"
 CAMPAIGN=(--workload wam --size "${SIZE:-base}" --micro-batch "${MICRO:-8}" --target-micro-batch "${TARGET:-32}"
   --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
-  --repeats 1 --threads 8 --plan kernels,stack,prune,finals,screen --trial-timeout 300)
+  --repeats 1 --threads 8 --plan kernels,stack,prune,finals --prune-rounds 1 --trial-timeout 300)
 [ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
 case ${1:-} in
   tune)

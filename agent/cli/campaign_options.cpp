@@ -37,6 +37,10 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--prune-rounds", o.prune_rounds,
+                  "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+                  "then the harmless drops together or the best one)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")

@@ -1,5 +1,6 @@
 #include "agent/report/summary.hpp"
 
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -41,7 +42,7 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
     json j = {{"id", e.id}, {"config", json(config_from_key(e.config_key))}, {"config_key", e.config_key},
               {"steps", e.steps}, {"strategy", e.strategy}, {"disposition", std::string(to_string(e.disposition))},
               {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},
-              {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", e.projected_peak_bytes},
+              {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", std::isnan(e.projected_peak_bytes) ? json(nullptr) : json(e.projected_peak_bytes)},  // null: not probed
               {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids}};
     eval_disp[std::string(to_string(e.disposition))]++;
     if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
@@ -102,7 +103,8 @@ std::string format_summary(const json& s) {
     out += fmt::format("    {:<14} {:<40} @{:<3} {:>7.3f}x ± {:.3f}  {:>10}{}\n", e["disposition"].get<std::string>(),
                        key.empty() ? "(baseline)" : key.substr(0, 40), e["steps"].get<int>(),
                        e["speedup"].get<double>(), e["spread"].get<double>(),
-                       format_gib(e["projected_peak_bytes"].get<double>()), e["on_frontier"].get<bool>() ? "  *frontier" : "");
+                       e["projected_peak_bytes"].is_null() ? std::string("not probed") : format_gib(e["projected_peak_bytes"].get<double>()),
+                       e["on_frontier"].get<bool>() ? "  *frontier" : "");
   }
   if (!s["best"].is_null()) {
     out += fmt::format("  best: {} {:.3f}x ± {:.3f}\n", s["best"]["config_key"].get<std::string>(),

@@ -31,6 +31,7 @@ json CampaignOptions::to_json() const {
   // does not change results and is not part of the options.
   if (trial_world_size != 1) j["trial_world_size"] = trial_world_size;
   if (probe_at_target) j["probe_at_target"] = true;  // likewise: older campaigns resume
+  if (prune_rounds != 0) j["prune_rounds"] = prune_rounds;
   return j;
 }
 
@@ -45,6 +46,7 @@ void CampaignOptions::validate() const {
   need(!seeds.empty(), "--seeds needs at least one seed");
   need(threads >= 1, "--threads must be >= 1");
   need(repeats >= 1, "--repeats must be >= 1");
+  need(prune_rounds >= 0, "--prune-rounds must be >= 0");
   need(band_factor > 0, "--band-factor must be > 0");
   need(budget_trials >= 0, "--budget-trials must be >= 0");
   need(budget_minutes >= 0, "--budget-minutes must be >= 0");
@@ -112,6 +114,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   SearchOptions so;
   so.screen_steps = opt.screen_steps;
   so.full_steps = opt.steps;
+  so.prune_rounds = opt.prune_rounds;
   SearchContext ctx(manifest, evaluator, so);
   ctx.plan = opt.plan;
   bool budget_spent = false;

@@ -31,6 +31,7 @@ struct CampaignOptions {
   std::vector<int> seeds = {0, 1000, 2000};
   int threads = 2;
   int repeats = 3;             // ABAB pairs for speed
+  int prune_rounds = 0;        // rounds of drops strategy "prune" may take; 0 = until none is
   double band_factor = 2.0;
   int budget_trials = 0;       // 0 = unlimited
   double budget_minutes = 0;   // 0 = unlimited

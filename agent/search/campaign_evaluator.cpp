@@ -312,7 +312,7 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
   return k.result;
 }
 
-void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps) {
+void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) {
   if (executor_->capacity(opt_.trial_world_size) <= 1) return;
   const Baseline& base = baseline(steps);
   const bool deterministic = deterministic_.value_or(false);
@@ -324,6 +324,7 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps) 
     gate.push_back({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""});
   }
   run_batch(gate);
+  if (probe == MemoryProbe::skip) return;
   // The memory probes of the candidates that pass the gate (the next independent step).
   for (const auto& c : valid) {
     auto done = stored(store_, key_of({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""}));
@@ -456,7 +457,7 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
   return e;
 }
 
-Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy) {
+Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) {
   Evaluation e;
   e.config = config;
   e.steps = steps;
@@ -512,20 +513,25 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
     e.trial_ids.push_back(first_base->trial_id);
   }
-  Run probe;
-  auto p = project(config, *cand.result, e.trial_ids, &probe);
-  if (!p) {
-    e.disposition = probe.failure.value_or(Disposition::crash);
-    e.reason = probe.reason;
-    return finish(e);
-  }
-  e.projected_peak_bytes = p->peak_bytes;
-  double max_budget = 0;
-  for (const auto& b : opt_.budgets) max_budget = std::max(max_budget, static_cast<double>(b.bytes));
-  if (!opt_.budgets.empty() && p->peak_bytes > max_budget) {
-    e.disposition = Disposition::pruned;
-    e.reason = memory_fits(p->peak_bytes, max_budget).reason;
-    return finish(e);
+  std::optional<Projection> p;
+  if (probe == MemoryProbe::run) {
+    Run failed_probe;
+    p = project(config, *cand.result, e.trial_ids, &failed_probe);
+    if (!p) {
+      e.disposition = failed_probe.failure.value_or(Disposition::crash);
+      e.reason = failed_probe.reason;
+      return finish(e);
+    }
+    e.projected_peak_bytes = p->peak_bytes;
+    double max_budget = 0;
+    for (const auto& b : opt_.budgets) max_budget = std::max(max_budget, static_cast<double>(b.bytes));
+    if (!opt_.budgets.empty() && p->peak_bytes > max_budget) {
+      e.disposition = Disposition::pruned;
+      e.reason = memory_fits(p->peak_bytes, max_budget).reason;
+      return finish(e);
+    }
+  } else {
+    e.projected_peak_bytes = std::nan("");  // on no frontier, fits no budget
   }
   std::vector<double> a, b;
   for (int r = 0; r < opt_.repeats; ++r) {
@@ -549,11 +555,11 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   e.speedup = s.speedup;
   e.spread = s.spread;
   e.samples_per_s = s.candidate_median;
-  const bool memory_trade = has_memory_switch(config, manifest_) && baseline_projected_ > 0 &&
+  const bool memory_trade = p && has_memory_switch(config, manifest_) && baseline_projected_ > 0 &&
                             p->peak_bytes < baseline_projected_ * (1.0 - kNoiseThreshold);
   if (s.faster) {
     e.disposition = Disposition::accepted;
-    e.reason = v.reason + "; " + s.reason;
+    e.reason = v.reason + "; " + s.reason + (p ? "" : "; memory not probed");
   } else if (memory_trade) {
     e.disposition = Disposition::accepted;
     e.reason = fmt::format("{}; memory trade-off: projected peak {:.1f} % of baseline; {}", v.reason,

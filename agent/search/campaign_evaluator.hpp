@@ -33,8 +33,8 @@ class CampaignEvaluator : public Evaluator {
  public:
   CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest, const CampaignOptions& opt);
 
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
-  void prefetch(const std::vector<Config>& configs, int steps) override;
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) override;
+  void prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) override;
   // Runs (or finds in the store) one `kernel-trial` at the target micro-batch, alone on
   // the host, and records every variant's time in kernel_timings.
   std::optional<KernelTrialResult> time_kernels(const std::string& family,

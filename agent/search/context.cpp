@@ -41,18 +41,33 @@ const Evaluation* SearchContext::find(const Config& c, int steps) const {
   return nullptr;
 }
 
-void SearchContext::prefetch(const std::vector<Config>& configs, int steps) {
+namespace {
+// A memoised evaluation answers a request unless the request needs the memory probe and
+// the evaluation passed the gate without one.
+bool answers(const Evaluation& e, MemoryProbe probe) {
+  return probe == MemoryProbe::skip || e.memory_probed() || !e.correct();
+}
+}  // namespace
+
+void SearchContext::prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) {
   std::vector<Config> todo;
   for (const auto& c : configs) {
-    if (!find(c, steps)) todo.push_back(c);
+    const Evaluation* e = find(c, steps);
+    if (!e || !answers(*e, probe)) todo.push_back(c);
   }
-  if (!todo.empty()) evaluator.prefetch(todo, steps);
+  if (!todo.empty()) evaluator.prefetch(todo, steps, probe);
 }
 
-const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy) {
-  if (const Evaluation* e = find(c, steps)) return *e;
-  Evaluation e = evaluator.evaluate(c, steps, strategy);
+const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy, MemoryProbe probe) {
+  const Evaluation* known = find(c, steps);
+  if (known && answers(*known, probe)) return *known;
+  Evaluation e = evaluator.evaluate(c, steps, strategy, probe);
   spdlog::info("[{}] {} @{} steps: {} {}", strategy, config_label(c), steps, to_string(e.disposition), e.reason);
+  if (known) {
+    Evaluation& slot = history_[static_cast<std::size_t>(known - history_.data())];
+    slot = std::move(e);
+    return slot;
+  }
   history_.push_back(std::move(e));
   return history_.back();
 }

@@ -3,6 +3,7 @@
 // runner and the gate; the replay evaluator answers from a recorded table
 // (simulation mode, no trainer).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +15,14 @@
 #include "agent/runner/kernel_trial_result.hpp"
 
 namespace sg::agent {
+
+// Whether an evaluation runs the memory probe (and so projects its peak at the target).
+// `skip`: the gate and the speed pairs only, for candidates that are compared on speed and
+// become presets only if a strategy takes them (prune's drops, docs/controller.md); such an
+// evaluation has no projected peak (NaN), so it is on no frontier and fits no budget. A
+// strategy that takes one evaluates it again with `run`: its trials are stored, so only the
+// probe runs.
+enum class MemoryProbe { run, skip };
 
 struct Evaluation {
   std::int64_t id = 0;  // evaluations row (0 in pure simulation)
@@ -29,6 +38,8 @@ struct Evaluation {
   // Training behaviour passed the gate (whether or not it was faster).
   bool correct() const { return disposition == Disposition::accepted || disposition == Disposition::slower; }
   bool accepted() const { return disposition == Disposition::accepted; }
+  // False for an evaluation made with MemoryProbe::skip (or one that failed before its probe).
+  bool memory_probed() const { return !std::isnan(projected_peak_bytes); }
 };
 
 // Thrown by an evaluator when the trial or time budget is spent.
@@ -42,11 +53,11 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Gated verdict for `config` at `steps`. The baseline (empty config) returns
   // accepted with speedup 1. May throw BudgetExhausted.
-  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy) = 0;
+  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) = 0;
   // A hint: these configurations are evaluated at `steps` next, in this order. An
   // evaluator that can run trials side by side may run their independent trials now;
   // the verdicts evaluate() then gives must be the same as without the hint.
-  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/) {}
+  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/, MemoryProbe /*probe*/) {}
   // A kernel-level trial (protocol §5): `variants` ("plain" or parameter strings) of one
   // kernel family timed on its ops at the campaign's target shapes. nullopt when the
   // trial failed or this evaluator has none. May throw BudgetExhausted.

@@ -1,12 +1,14 @@
 #include "agent/search/pareto.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sg::agent {
 
 std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& points) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < points.size(); ++i) {
+    if (std::isnan(points[i].projected_peak)) continue;  // memory not probed: no place on it
     bool dominated = false;
     for (std::size_t j = 0; j < points.size() && !dominated; ++j) {
       if (i == j) continue;

@@ -11,9 +11,19 @@
 //     them at once are evaluated next; if that holds too, pruning ends there (each member
 //     left was measured slower to drop) — one evaluation instead of a round per drop,
 //     which on the H200 (~35 s an evaluation, ~16 members) is what fits a campaign.
-//     Otherwise the single best drop is taken and rounds repeat until none is taken;
+//     Otherwise the single best drop is taken and rounds repeat until none is taken, or
+//     until SearchOptions::prune_rounds rounds (--prune-rounds) have taken a drop;
 //  3. the pruned combination with each memory switch value (frontier points,
 //     agent/search/memory_points.hpp), as stack does for its own.
+// Memory probes: a drop is compared on speed only (MemoryProbe::skip: gate and speed pairs,
+// no probe), since only a drop that is taken can become a preset; the one taken is then
+// evaluated with its probe (its other trials are stored, so only the probe runs) and is
+// not taken if that puts it over every budget. On the H200 a probe at the target
+// micro-batch was 12 of a drop's 25 seconds (sixth campaign, benchmarks/results).
+// Rounds: each round re-measures every member against single noisy pairs, and the fastest
+// of ~18 noisy drops beats the current combination by chance; the sixth H200 campaign spent
+// 11 of its 23 minutes in rounds two and three. A campaign that cannot afford that sets
+// --prune-rounds 1.
 // Threshold: "not slower beyond noise", not "faster beyond noise". A member whose removal
 // costs nothing measurable does not pay for itself: a preset with fewer switches at the
 // same speed has fewer code paths that can break on another machine, less tolerance-class
@@ -95,6 +105,15 @@ std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& curren
   return c;
 }
 
+// Evaluates `c` with its memory probe; false (logged) when that leaves it not accepted
+// (over every budget, or the probe failed).
+bool probed_and_accepted(SearchContext& ctx, const Config& c, int steps) {
+  const Evaluation& e = ctx.evaluate(c, steps, "prune", MemoryProbe::run);
+  if (e.accepted()) return true;
+  spdlog::info("[prune] {} not taken: {} with its memory probe ({})", config_label(c), to_string(e.disposition), e.reason);
+  return false;
+}
+
 class Prune : public Strategy {
  public:
   void run(SearchContext& ctx) override {
@@ -109,15 +128,20 @@ class Prune : public Strategy {
       return;
     }
     double current_speed = start.speedup, fastest = start.speedup;
-    for (;;) {
+    const int max_rounds = ctx.options.prune_rounds;
+    for (int taken = 0;; ++taken) {
+      if (max_rounds > 0 && taken == max_rounds) {
+        spdlog::info("[prune] stopped after {} round(s) that took a drop (--prune-rounds)", taken);
+        break;
+      }
       const std::vector<Drop> round = drops_of(ctx, current);
       std::vector<Config> configs;
       for (const auto& d : round) configs.push_back(d.config);
-      ctx.prefetch(configs, steps);  // the gate runs are independent
+      ctx.prefetch(configs, steps, MemoryProbe::skip);  // the gate runs are independent
       std::optional<Drop> best;
       double best_speed = 0;
       for (const auto& d : round) {
-        const Evaluation& e = ctx.evaluate(d.config, steps, "prune");
+        const Evaluation& e = ctx.evaluate(d.config, steps, "prune", MemoryProbe::skip);
         if (!e.accepted()) continue;
         if (!best || e.speedup > best_speed ||
             (e.speedup == best_speed && d.config.size() < best->config.size())) {
@@ -130,14 +154,16 @@ class Prune : public Strategy {
       // Every harmless drop at once: one evaluation instead of a round per member. When
       // it holds, each member left was measured slower to drop: done.
       if (auto bulk = drop_all_harmless(ctx, current, round, floor)) {
-        const Evaluation& e = ctx.evaluate(*bulk, steps, "prune");
-        if (e.accepted() && e.speedup >= floor) {
-          spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)", e.speedup, current_speed);
+        const Evaluation& e = ctx.evaluate(*bulk, steps, "prune", MemoryProbe::skip);
+        const double bulk_speed = e.speedup;
+        if (e.accepted() && bulk_speed >= floor && probed_and_accepted(ctx, *bulk, steps)) {
+          spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)", bulk_speed, current_speed);
           current = *bulk;
           ctx.best_combination = current;
           break;
         }
       }
+      if (!probed_and_accepted(ctx, best->config, steps)) break;
       spdlog::info("[prune] without {}: {:.3f}x (with it {:.3f}x)", best->name, best_speed,
                    current_speed);
       current = best->config;

@@ -1,6 +1,7 @@
 #include "agent/search/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "agent/store/store.hpp"
 
@@ -77,7 +78,7 @@ std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(const std::string
   return r;
 }
 
-Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy) {
+Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) {
   if (budget >= 0 && static_cast<int>(calls_.size()) >= budget) throw BudgetExhausted();
   calls_.emplace_back(config_key(config), steps);
   auto it = table_.find({config_key(config), steps});
@@ -95,6 +96,7 @@ Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std:
   e.config = config;
   e.steps = steps;
   e.strategy = strategy;
+  if (probe == MemoryProbe::skip && e.correct()) e.projected_peak_bytes = std::nan("");
   return e;
 }
 

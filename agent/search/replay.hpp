@@ -23,7 +23,9 @@ class ReplayEvaluator : public Evaluator {
   explicit ReplayEvaluator(const nlohmann::json& table);
   static ReplayEvaluator from_store(Store& store, std::int64_t campaign_id);
 
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy) override;
+  // The recorded row; with MemoryProbe::skip its projected peak is left out (NaN), as a
+  // campaign's evaluation without the probe has none.
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) override;
   // The recorded rows of the requested variants (those not recorded are left out);
   // nullopt when the family has none.
   std::optional<KernelTrialResult> time_kernels(const std::string& family,

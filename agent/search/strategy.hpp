@@ -20,6 +20,7 @@ struct SearchOptions {
   int full_steps = 8;     // confirmation budget; greedy and local search run here
   int halving_eta = 2;    // keep 1/eta of the candidates per rung
   int local_max_evals = 12;
+  int prune_rounds = 0;   // rounds of drops prune may take; 0 = until no drop is taken
   unsigned rng_seed = 1234;
 };
 
@@ -31,12 +32,15 @@ class SearchContext {
   Evaluator& evaluator;
   SearchOptions options;
 
-  // Memoised: a (config, steps) pair is evaluated once per context.
-  const Evaluation& evaluate(const Config& c, int steps, const std::string& strategy);
+  // Memoised: a (config, steps) pair is evaluated once per context; asking with
+  // MemoryProbe::run for one evaluated with `skip` evaluates it again (only its probe runs)
+  // and the new evaluation takes the old one's place.
+  const Evaluation& evaluate(const Config& c, int steps, const std::string& strategy,
+                             MemoryProbe probe = MemoryProbe::run);
   const Evaluation* find(const Config& c, int steps) const;
   // Announces configurations evaluated next at `steps` (those not evaluated yet go to
   // Evaluator::prefetch, which may run their independent trials side by side).
-  void prefetch(const std::vector<Config>& configs, int steps);
+  void prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe = MemoryProbe::run);
   const std::vector<Evaluation>& history() const { return history_; }
 
   // Minimal failing sets found by the minifier (config keys); combinations that

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -606,6 +607,15 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
   EXPECT_EQ(pruned.disposition, Disposition::accepted);
   EXPECT_NEAR(pruned.speedup, 1.30 * 1.10 * 1.15, 1e-9);
   EXPECT_TRUE(evals.count("SLOWER=1,WORKERS=4")) << "TEXT_CACHE dropped with FAST_MISS, which requires it";
+  // Drops are compared without their memory probe; the one taken is probed afterwards (its
+  // gate and speed trials are reused: one probe trial more, nothing else).
+  EXPECT_TRUE(std::isnan(evals.at("SLOWER=1,WORKERS=4").projected_peak_bytes)) << "a drop left behind";
+  EXPECT_GT(pruned.projected_peak_bytes, 0) << "the drop taken";
+  std::map<std::string, std::map<std::string, int>> runs;  // config -> purpose -> trials
+  for (const auto& t : s.trials(cid)) runs[t.config_key][t.purpose]++;
+  EXPECT_EQ(runs["SLOWER=1,WORKERS=4"].count("memory_probe"), 0u);
+  EXPECT_EQ(runs["FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"]["memory_probe"], 1);
+  EXPECT_EQ(runs["FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"]["candidate"], 1);
   EXPECT_FALSE(evals.count("CKPT_LAYERS=2,FAST_MISS=1,SLOWER=1,TEXT_CACHE=1,WORKERS=4"))
       << "the stack leaves its memory values to prune, which comes after it in the plan";
   for (const char* key : {"CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", "CKPT_LAYERS=4,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"}) {

@@ -1,6 +1,7 @@
 // Every search strategy, replaying a recorded trial table (simulation mode: no
 // trainer). The table is tests/agent/data/recorded_trials.json.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -185,7 +186,8 @@ TEST_F(SearchTest, StackKeepsTheBitwiseSetWhenToleranceGainsNothing) {
 
 // "prune" after "stack": drops B (the stack is faster without it), then stops: every other
 // drop is slower beyond noise. Dropping A takes C along (C requires A). Evaluations stack
-// made are looked up, not repeated; the memory values go on the pruned combination.
+// made are looked up, not repeated; the drop taken is evaluated again with its memory probe
+// (drops are compared without one); the memory values go on the pruned combination.
 TEST_F(SearchTest, PruneAfterStackDropsTheMemberThatMakesItSlower) {
   ReplayEvaluator r(table(stack_then_prune_rows()));
   SearchContext ctx(manifest, r, opts());
@@ -194,6 +196,7 @@ TEST_F(SearchTest, PruneAfterStackDropsTheMemberThatMakesItSlower) {
   ctx.run_strategy("prune");
   std::vector<Call> pruning(r.calls().begin() + static_cast<std::ptrdiff_t>(after_stack), r.calls().end());
   std::vector<Call> want = {{"B=1,W=4", 4}, {"A=1,C=1,W=4", 4}, {"A=1,B=1,C=1", 4},   // round 1 (A=1,B=1,W=4 known)
+                            {"A=1,C=1,W=4", 4},                                      // the drop taken, probed
                             {"A=1,W=4", 4}, {"A=1,C=1", 4},                          // round 2 (W=4 known)
                             {"A=1,C=1,MEM=2,W=4", 4}, {"A=1,C=1,MEM=4,W=4", 4}};     // frontier points
   EXPECT_EQ(pruning, want);
@@ -279,6 +282,50 @@ TEST_F(SearchTest, PruneFallsBackToOneDropWhenTheHarmlessTogetherAreSlower) {
   EXPECT_TRUE(called_in(r, "B=1", 4)) << "a second round on B=1,W=4";
 }
 
+// With --prune-rounds 1 the round's best drop is taken and pruning ends: the noisy
+// re-measuring of a second round is not paid for.
+TEST_F(SearchTest, PruneRoundsBoundTheRoundsThatTakeADrop) {
+  ReplayEvaluator r(table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.49),
+                           row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.2),
+                           row("W=4", "accepted", 1.3), row("B=1", "accepted", 1.1)}));
+  SearchOptions o = opts();
+  o.prune_rounds = 1;
+  SearchContext ctx(manifest, r, o);
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  EXPECT_EQ(config_key(ctx.best_combination), "B=1,W=4");
+  EXPECT_FALSE(called_in(r, "B=1", 4)) << "no second round";
+  EXPECT_TRUE(called_in(r, "B=1,MEM=2,W=4", 4)) << "the memory values still go on what was kept";
+}
+
+// Drops are compared on speed without their memory probe; only the drop taken is probed,
+// so the drops left behind have no projected peak and no place on the frontier.
+TEST_F(SearchTest, PruneProbesOnlyTheDropItTakes) {
+  auto rows = stack_then_prune_rows();
+  for (auto& r : rows) r["projected_peak_bytes"] = 50.0;
+  ReplayEvaluator r(table(rows));
+  SearchContext ctx(manifest, r, opts());
+  ctx.best_combination = config_from_key("A=1,B=1,C=1,W=4");
+  ctx.run_strategy("prune");
+  ASSERT_EQ(config_key(ctx.best_combination), "A=1,C=1,W=4");
+  const Evaluation* taken = ctx.find(config_from_key("A=1,C=1,W=4"), 4);
+  ASSERT_NE(taken, nullptr);
+  EXPECT_TRUE(taken->memory_probed());
+  EXPECT_EQ(taken->projected_peak_bytes, 50.0);
+  for (const char* left : {"B=1,W=4", "A=1,B=1,C=1", "A=1,W=4", "A=1,C=1"}) {
+    const Evaluation* e = ctx.find(config_from_key(left), 4);
+    ASSERT_NE(e, nullptr) << left;
+    EXPECT_FALSE(e->memory_probed()) << left;
+  }
+  EXPECT_TRUE(ctx.find(config_from_key("A=1,C=1,MEM=2,W=4"), 4)->memory_probed()) << "memory points are probed";
+  // Asking for a probed evaluation of one made without the probe evaluates it again, once.
+  const std::size_t before = r.calls().size();
+  EXPECT_TRUE(ctx.evaluate(config_from_key("A=1,W=4"), 4, "test").memory_probed());
+  ctx.evaluate(config_from_key("A=1,W=4"), 4, "test");
+  ctx.evaluate(config_from_key("A=1,W=4"), 4, "test", MemoryProbe::skip);
+  EXPECT_EQ(r.calls().size(), before + 1);
+}
+
 // Memory switches are never dropped, nor is a switch that a memory switch requires
 // (OFFLOAD, a memory switch, requires B=1).
 TEST_F(SearchTest, PruneLeavesMemorySwitchesAndWhatTheyNeed) {
@@ -292,6 +339,7 @@ TEST_F(SearchTest, PruneLeavesMemorySwitchesAndWhatTheyNeed) {
   ctx.best_combination = config_from_key("A=1,B=1,MEM=2,OFFLOAD=1");
   ctx.run_strategy("prune");
   std::vector<Call> want = {{"A=1,B=1,MEM=2,OFFLOAD=1", 4}, {"B=1,MEM=2,OFFLOAD=1", 4},  // A dropped; B must stay
+                            {"B=1,MEM=2,OFFLOAD=1", 4},                                 // the drop taken, probed
                             {"B=1,MEM=4,OFFLOAD=1", 4}};                                // the other MEM value
   EXPECT_EQ(r.calls(), want);
   EXPECT_EQ(config_key(ctx.best_combination), "B=1,MEM=2,OFFLOAD=1");
@@ -321,6 +369,17 @@ TEST(Pareto, FrontierAndBudgetPick) {
   EXPECT_EQ(pts[*pick_for_budget(pts, 80)].id, 6);
   EXPECT_EQ(pts[*pick_for_budget(pts, 40)].id, 5);
   EXPECT_FALSE(pick_for_budget(pts, 20).has_value());
+}
+
+// A point without a projected peak (its memory was not probed) is on no frontier and fits
+// no budget, however fast.
+TEST(Pareto, UnprobedPointsAreOnNoFrontierAndFitNoBudget) {
+  const double unprobed = std::nan("");
+  std::vector<FrontierPoint> pts = {{1, 1.2, 50, 1}, {2, 3.0, unprobed, 1}, {3, 1.1, 40, 1}};
+  std::vector<std::int64_t> ids;
+  for (auto i : pareto_frontier(pts)) ids.push_back(pts[i].id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{3, 1}));
+  EXPECT_EQ(pts[*pick_for_budget(pts, 141)].id, 1);
 }
 
 TEST(Pareto, TieGoesToFewerSwitches) {
@@ -423,10 +482,10 @@ TEST(Replay, FromAStoredCampaign) {
     e.speedup = 1.25;
     s.add_evaluation(e);
     ReplayEvaluator r = ReplayEvaluator::from_store(s, cid);
-    Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test");
+    Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test", MemoryProbe::run);
     EXPECT_EQ(got.disposition, Disposition::accepted);
     EXPECT_DOUBLE_EQ(got.speedup, 1.25);
-    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test").disposition, Disposition::crash);
+    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test", MemoryProbe::run).disposition, Disposition::crash);
   }
   std::filesystem::remove_all(dir);
 }
