@@ -18,9 +18,10 @@
 # timed at micro-batch 32 shapes in seconds; the fastest bitwise one verified in training
 # and carried by every later candidate: docs/controller.md); then the all-switches
 # combinations (their memory values are left to prune); then prune drops each of the
-# stack's members once (--prune-rounds 1), compared on speed without a memory probe, takes
-# the harmless drops together (or the best one) and tries the memory values on what
-# remains; then finals pair each budget's two leaders against the default at micro-batch
+# stack's members once (--prune-rounds 1), compares the drops by their probes at
+# micro-batch 32 (gate run + probe, no pair at 8: the pairs at 8 are host-bound and
+# misjudged FUSED_ADALN), takes the harmless drops together (or the best one) and tries the
+# memory values on what remains; then finals pair each budget's two leaders against the default at micro-batch
 # 32, three interleaved rounds (the presets' ranking at the target: the fourth campaign's
 # pairs at micro-batch 8 ranked CKPT_LAYERS=16 over =8 while at 32 =8 was 8-12 % faster,
 # and a probe is one unpaired run). No greedy: it combines singles bottom-up, and here
@@ -30,9 +31,10 @@
 # Where the time went: the fifth campaign (23.4 GPU-minutes, finals cut) is why stack
 # defers its memory values and the gate run doubles as the first pair's candidate run; the
 # sixth (23 GPU-minutes, finals cut again) spent 18.7 of them in three prune rounds whose
-# drops each ran a 12 s memory probe. On the sixth's trial times this plan costs ~16
-# minutes: baseline 0.7, kernels 2.6, stack 0.9, one prune round 4.1 (18 drops at ~13.6 s)
-# + 0.4 for what it takes, memory points ~4.5, finals ~3. The plan is part of the
+# drops each ran a gate run, a pair at 8 and a probe at 32 (~25 s). On the sixth's trial
+# times this plan costs ~17.5 minutes: baseline 0.7, kernels 2.6, stack 0.9, one prune
+# round 5.4 (18 drops at ~18 s: gate run 5.9 + probe 12.0) + 0.5 for what it takes,
+# memory points ~4.5, finals ~3. The plan is part of the
 # campaign's options: a DB started with another plan is not resumed (--resume refuses it);
 # start a fresh DB.
 set -euo pipefail

@@ -41,13 +41,13 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   for (const auto& e : store.evaluations(camp->id)) {
     json j = {{"id", e.id}, {"config", json(config_from_key(e.config_key))}, {"config_key", e.config_key},
               {"steps", e.steps}, {"strategy", e.strategy}, {"disposition", std::string(to_string(e.disposition))},
-              {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},
+              {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
               {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", std::isnan(e.projected_peak_bytes) ? json(nullptr) : json(e.projected_peak_bytes)},  // null: not probed
               {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids}};
     eval_disp[std::string(to_string(e.disposition))]++;
     if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
     if (e.on_frontier) frontier.push_back(j);
-    if (e.steps == full && e.disposition == Disposition::accepted &&
+    if (e.steps == full && e.disposition == Disposition::accepted && !std::isnan(e.speedup) &&
         (best.is_null() || e.speedup > best["speedup"].get<double>())) {
       best = j;
     }
@@ -100,9 +100,11 @@ std::string format_summary(const json& s) {
   out += "  evaluations:\n";
   for (const auto& e : s["evaluations"]) {
     std::string key = e["config_key"].get<std::string>();
-    out += fmt::format("    {:<14} {:<40} @{:<3} {:>7.3f}x ± {:.3f}  {:>10}{}\n", e["disposition"].get<std::string>(),
-                       key.empty() ? "(baseline)" : key.substr(0, 40), e["steps"].get<int>(),
-                       e["speedup"].get<double>(), e["spread"].get<double>(),
+    const double speedup = e["speedup"].is_number() ? e["speedup"].get<double>() : std::nan("");
+    const std::string speed = std::isnan(speedup) ? std::string("    not paired  ")
+                                                  : fmt::format("{:>7.3f}x ± {:.3f}", speedup, e["spread"].get<double>());
+    out += fmt::format("    {:<14} {:<40} @{:<3} {}  {:>10}{}\n", e["disposition"].get<std::string>(),
+                       key.empty() ? "(baseline)" : key.substr(0, 40), e["steps"].get<int>(), speed,
                        e["projected_peak_bytes"].is_null() ? std::string("not probed") : format_gib(e["projected_peak_bytes"].get<double>()),
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
   }

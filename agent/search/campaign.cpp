@@ -115,6 +115,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   so.screen_steps = opt.screen_steps;
   so.full_steps = opt.steps;
   so.prune_rounds = opt.prune_rounds;
+  so.rank_at_target = evaluator.probes_at_target();
   SearchContext ctx(manifest, evaluator, so);
   ctx.plan = opt.plan;
   bool budget_spent = false;

@@ -312,7 +312,7 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
   return k.result;
 }
 
-void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) {
+void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, Measure measure) {
   if (executor_->capacity(opt_.trial_world_size) <= 1) return;
   const Baseline& base = baseline(steps);
   const bool deterministic = deterministic_.value_or(false);
@@ -324,7 +324,7 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, 
     gate.push_back({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""});
   }
   run_batch(gate);
-  if (probe == MemoryProbe::skip) return;
+  if (measure == Measure::speed_pairs) return;
   // The memory probes of the candidates that pass the gate (the next independent step).
   for (const auto& c : valid) {
     auto done = stored(store_, key_of({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""}));
@@ -381,7 +381,7 @@ const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps) {
 }
 
 std::optional<Projection> CampaignEvaluator::project(const Config& c, const TrialResult& at_mb,
-                                                     std::vector<std::int64_t>& ids, Run* failed_probe) {
+                                                     std::vector<std::int64_t>& ids, Run* probe_out, int* probe_mb_out) {
   const int probe_steps = opt_.screen_steps;
   int probe_mb = probe_micro_batch_;
   Run probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
@@ -394,9 +394,10 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
     probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
     ids.push_back(probe.trial_id);
   }
+  *probe_mb_out = probe_mb;
+  *probe_out = probe;
   if (!probe.result) {
-    *failed_probe = probe;
-    failed_probe->reason = "memory probe at micro-batch " + std::to_string(probe_mb) + ": " + probe.reason;
+    probe_out->reason = "memory probe at micro-batch " + std::to_string(probe_mb) + ": " + probe.reason;
     return std::nullopt;
   }
   ProjectionInputs in;
@@ -452,12 +453,12 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
     if (it != e.config.end()) store_.add_kernel_trial(campaign_id_, f.name, json{{"params", it->second}}, e.id);
   }
   store_.set_trial_disposition(e.trial_ids, e.disposition);
-  if (e.accepted()) best_speedup_ = std::max(best_speedup_, e.speedup);
+  if (e.accepted() && e.paired()) best_speedup_ = std::max(best_speedup_, e.speedup);
   progress(fmt::format("{} {}", to_string(e.disposition), config_label(e.config)));
   return e;
 }
 
-Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) {
+Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) {
   Evaluation e;
   e.config = config;
   e.steps = steps;
@@ -477,10 +478,15 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     e.speedup = 1.0;
     e.samples_per_s = base.s0.samples_per_s;
     Run probe;
-    auto p = project(config, base.s0, e.trial_ids, &probe);
+    int probe_mb = 0;
+    auto p = project(config, base.s0, e.trial_ids, &probe, &probe_mb);
     if (!p) throw GateFailure("baseline memory probe failed: " + probe.reason);
     e.projected_peak_bytes = p->peak_bytes;
     baseline_projected_ = p->peak_bytes;
+    if (probe_mb == target_micro_batch_ && probes_at_target()) {
+      baseline_target_samples_per_s_ = probe.result->samples_per_s;
+      e.target_speedup = 1.0;
+    }
     e.reason = "baseline";
     return finish(e);
   }
@@ -494,6 +500,8 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   // parallel slots, whose pairs run on their own) or one stored by another pairing never
   // stands in for it.
   const std::string pair = config_key(config);
+  if (measure == Measure::target_probe && !probes_at_target()) measure = Measure::full;  // no speed without pairs
+  const bool pairs = measure != Measure::target_probe;
   const bool gate_times_pair = opt_.repeats >= 1 && executor_->capacity(opt_.trial_world_size) <= 1;
   Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
   e.trial_ids.push_back(cand.trial_id);
@@ -509,18 +517,22 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
   std::optional<Run> first_base;
-  if (gate_times_pair) {
+  if (gate_times_pair && pairs) {
     first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
     e.trial_ids.push_back(first_base->trial_id);
   }
   std::optional<Projection> p;
-  if (probe == MemoryProbe::run) {
-    Run failed_probe;
-    p = project(config, *cand.result, e.trial_ids, &failed_probe);
+  if (measure != Measure::speed_pairs) {
+    Run probe;
+    int probe_mb = 0;
+    p = project(config, *cand.result, e.trial_ids, &probe, &probe_mb);
     if (!p) {
-      e.disposition = failed_probe.failure.value_or(Disposition::crash);
-      e.reason = failed_probe.reason;
+      e.disposition = probe.failure.value_or(Disposition::crash);
+      e.reason = probe.reason;
       return finish(e);
+    }
+    if (probe_mb == target_micro_batch_ && baseline_target_samples_per_s_ > 0) {
+      e.target_speedup = probe.result->samples_per_s / baseline_target_samples_per_s_;
     }
     e.projected_peak_bytes = p->peak_bytes;
     double max_budget = 0;
@@ -532,6 +544,20 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     }
   } else {
     e.projected_peak_bytes = std::nan("");  // on no frontier, fits no budget
+  }
+  if (!pairs) {
+    // Speed from the probe at the target alone: one unpaired run against the baseline's.
+    e.speedup = e.spread = std::nan("");
+    if (std::isnan(e.target_speedup)) {
+      e.disposition = Disposition::accepted;
+      e.reason = v.reason + "; no speed: the memory probe did not run at the target micro-batch";
+      return finish(e);
+    }
+    const bool faster = e.target_speedup >= 1.0 + kNoiseThreshold;
+    e.disposition = faster ? Disposition::accepted : Disposition::slower;
+    e.reason = fmt::format("{}; {:.3f}x the baseline at micro-batch {} (memory probes, unpaired; not paired at {})",
+                           v.reason, e.target_speedup, target_micro_batch_, micro_batch_);
+    return finish(e);
   }
   std::vector<double> a, b;
   for (int r = 0; r < opt_.repeats; ++r) {

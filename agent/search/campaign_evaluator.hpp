@@ -33,8 +33,11 @@ class CampaignEvaluator : public Evaluator {
  public:
   CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest, const CampaignOptions& opt);
 
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) override;
-  void prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) override;
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) override;
+  // Memory probes run at the target micro-batch (--probe-at-target above --micro-batch), so
+  // Measure::target_probe gives a speed.
+  bool probes_at_target() const { return probe_micro_batch_ == target_micro_batch_ && target_micro_batch_ > micro_batch_; }
+  void prefetch(const std::vector<Config>& configs, int steps, Measure measure) override;
   // Runs (or finds in the store) one `kernel-trial` at the target micro-batch, alone on
   // the host, and records every variant's time in kernel_timings.
   std::optional<KernelTrialResult> time_kernels(const std::string& family,
@@ -90,9 +93,10 @@ class CampaignEvaluator : public Evaluator {
   // Projects the peak for `c` from its run at the measured micro-batch plus a probe
   // at twice that (--probe-at-target: at the target, and at twice the measured one when
   // the target runs out of memory); stores the projection. nullopt + failure when the
-  // probe failed.
+  // probe failed. `probe` gets the probe's run (the failed one, or the one projected from)
+  // and `probe_mb` its micro-batch.
   std::optional<Projection> project(const Config& c, const TrialResult& at_mb, std::vector<std::int64_t>& ids,
-                                    Run* failed_probe);
+                                    Run* probe, int* probe_mb);
   void check_budget() const;
   void progress(const std::string& what) const;
   Evaluation finish(Evaluation e);
@@ -106,6 +110,7 @@ class CampaignEvaluator : public Evaluator {
   std::map<int, Baseline> baselines_;
   std::optional<bool> deterministic_;
   double baseline_projected_ = 0;
+  double baseline_target_samples_per_s_ = 0;  // the baseline's probe at the target; 0 = none
   int trials_run_ = 0;
   double best_speedup_ = 1.0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -42,26 +42,32 @@ const Evaluation* SearchContext::find(const Config& c, int steps) const {
 }
 
 namespace {
-// A memoised evaluation answers a request unless the request needs the memory probe and
-// the evaluation passed the gate without one.
-bool answers(const Evaluation& e, MemoryProbe probe) {
-  return probe == MemoryProbe::skip || e.memory_probed() || !e.correct();
+// A memoised evaluation answers a request unless it passed the gate without measuring what
+// the request needs.
+bool answers(const Evaluation& e, Measure measure) {
+  if (!e.correct()) return true;
+  switch (measure) {
+    case Measure::speed_pairs: return e.paired();
+    case Measure::target_probe: return e.memory_probed();
+    case Measure::full: break;
+  }
+  return e.paired() && e.memory_probed();
 }
 }  // namespace
 
-void SearchContext::prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe) {
+void SearchContext::prefetch(const std::vector<Config>& configs, int steps, Measure measure) {
   std::vector<Config> todo;
   for (const auto& c : configs) {
     const Evaluation* e = find(c, steps);
-    if (!e || !answers(*e, probe)) todo.push_back(c);
+    if (!e || !answers(*e, measure)) todo.push_back(c);
   }
-  if (!todo.empty()) evaluator.prefetch(todo, steps, probe);
+  if (!todo.empty()) evaluator.prefetch(todo, steps, measure);
 }
 
-const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy, MemoryProbe probe) {
+const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy, Measure measure) {
   const Evaluation* known = find(c, steps);
-  if (known && answers(*known, probe)) return *known;
-  Evaluation e = evaluator.evaluate(c, steps, strategy, probe);
+  if (known && answers(*known, measure)) return *known;
+  Evaluation e = evaluator.evaluate(c, steps, strategy, measure);
   spdlog::info("[{}] {} @{} steps: {} {}", strategy, config_label(c), steps, to_string(e.disposition), e.reason);
   if (known) {
     Evaluation& slot = history_[static_cast<std::size_t>(known - history_.data())];

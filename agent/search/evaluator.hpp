@@ -16,13 +16,17 @@
 
 namespace sg::agent {
 
-// Whether an evaluation runs the memory probe (and so projects its peak at the target).
-// `skip`: the gate and the speed pairs only, for candidates that are compared on speed and
-// become presets only if a strategy takes them (prune's drops, docs/controller.md); such an
-// evaluation has no projected peak (NaN), so it is on no frontier and fits no budget. A
-// strategy that takes one evaluates it again with `run`: its trials are stored, so only the
-// probe runs.
-enum class MemoryProbe { run, skip };
+// What an evaluation measures after the gate run (docs/controller.md, "prune"):
+//  full         the speed pairs at the measured micro-batch and the memory probe;
+//  speed_pairs  the pairs only: no projected peak (NaN), so on no frontier and fitting no
+//               budget;
+//  target_probe the memory probe only, where it runs at the target micro-batch
+//               (--probe-at-target): speed is target_speedup, the probe's samples/s over the
+//               baseline's probe at the target; no pairs (speedup NaN).
+// Strategy prune compares its drops with speed_pairs or target_probe, since only a drop it
+// takes can become a preset, and evaluates the one it takes again with `full`: its trials
+// are stored, so only what is missing runs.
+enum class Measure { full, speed_pairs, target_probe };
 
 struct Evaluation {
   std::int64_t id = 0;  // evaluations row (0 in pure simulation)
@@ -33,13 +37,18 @@ struct Evaluation {
   std::string reason;
   std::string gate_class = "bitwise";
   double speedup = 0, spread = 0, samples_per_s = 0, projected_peak_bytes = 0;
+  // The memory probe's samples/s over the baseline's probe when both ran at the target
+  // micro-batch (one unpaired run each); NaN otherwise.
+  double target_speedup = std::nan("");
   std::vector<std::int64_t> trial_ids;
 
   // Training behaviour passed the gate (whether or not it was faster).
   bool correct() const { return disposition == Disposition::accepted || disposition == Disposition::slower; }
   bool accepted() const { return disposition == Disposition::accepted; }
-  // False for an evaluation made with MemoryProbe::skip (or one that failed before its probe).
+  // False for an evaluation made with Measure::speed_pairs.
   bool memory_probed() const { return !std::isnan(projected_peak_bytes); }
+  // False for an evaluation made with Measure::target_probe.
+  bool paired() const { return !std::isnan(speedup); }
 };
 
 // Thrown by an evaluator when the trial or time budget is spent.
@@ -53,11 +62,11 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Gated verdict for `config` at `steps`. The baseline (empty config) returns
   // accepted with speedup 1. May throw BudgetExhausted.
-  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) = 0;
+  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) = 0;
   // A hint: these configurations are evaluated at `steps` next, in this order. An
   // evaluator that can run trials side by side may run their independent trials now;
   // the verdicts evaluate() then gives must be the same as without the hint.
-  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/, MemoryProbe /*probe*/) {}
+  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/, Measure /*measure*/) {}
   // A kernel-level trial (protocol §5): `variants` ("plain" or parameter strings) of one
   // kernel family timed on its ops at the campaign's target shapes. nullopt when the
   // trial failed or this evaluator has none. May throw BudgetExhausted.

@@ -6,6 +6,7 @@
 #include "agent/search/finals.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,9 @@ std::vector<BudgetFinalists> choose_finalists(const std::vector<EvaluationRow>& 
       fits.push_back(&e);
     }
     auto rank_of = [&](const EvaluationRow* e) { return ranks.count(e->id) ? ranks.at(e->id).speedup : e->speedup; };
+    // Without a speed to rank by (a drop compared at the target whose probe did not run there).
+    fits.erase(std::remove_if(fits.begin(), fits.end(), [&](const EvaluationRow* e) { return std::isnan(rank_of(e)); }),
+               fits.end());
     std::stable_sort(fits.begin(), fits.end(), [&](const EvaluationRow* x, const EvaluationRow* y) {
       if (rank_of(x) != rank_of(y)) return rank_of(x) > rank_of(y);
       return config_from_key(x->config_key).size() < config_from_key(y->config_key).size();

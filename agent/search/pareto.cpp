@@ -8,7 +8,8 @@ namespace sg::agent {
 std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& points) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (std::isnan(points[i].projected_peak)) continue;  // memory not probed: no place on it
+    // Memory not probed, or speed not paired (prune's drops): no place on it.
+    if (std::isnan(points[i].projected_peak) || std::isnan(points[i].speedup)) continue;
     bool dominated = false;
     for (std::size_t j = 0; j < points.size() && !dominated; ++j) {
       if (i == j) continue;
@@ -30,7 +31,7 @@ std::optional<std::size_t> pick_for_budget(const std::vector<FrontierPoint>& poi
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];
-    if (!(p.projected_peak <= budget_bytes)) continue;
+    if (!(p.projected_peak <= budget_bytes) || std::isnan(p.speedup)) continue;
     if (!best) {
       best = i;
       continue;

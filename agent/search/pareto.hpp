@@ -15,7 +15,9 @@ struct FrontierPoint {
   int tier = 0;                // pick_for_budget: a higher tier wins before speedup (agent/presets/target_rank.hpp)
 };
 
-// Indices of the non-dominated points (higher speedup, lower peak), ordered by peak.
+// Indices of the non-dominated points (higher speedup, lower peak), ordered by peak. A
+// point with a NaN speedup or peak (not paired, or memory not probed) is on no frontier and
+// fits no budget.
 std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& points);
 
 // Index of the fastest point of the highest tier with projected_peak <= budget; nullopt

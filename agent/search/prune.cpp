@@ -15,11 +15,16 @@
 //     until SearchOptions::prune_rounds rounds (--prune-rounds) have taken a drop;
 //  3. the pruned combination with each memory switch value (frontier points,
 //     agent/search/memory_points.hpp), as stack does for its own.
-// Memory probes: a drop is compared on speed only (MemoryProbe::skip: gate and speed pairs,
-// no probe), since only a drop that is taken can become a preset; the one taken is then
-// evaluated with its probe (its other trials are stored, so only the probe runs) and is
-// not taken if that puts it over every budget. On the H200 a probe at the target
-// micro-batch was 12 of a drop's 25 seconds (sixth campaign, benchmarks/results).
+// What a drop measures: only a drop that is taken can become a preset, so drops are
+// compared on speed alone and the one taken is evaluated again in full (its stored trials
+// are reused; only what is missing runs) and is not taken if that puts it over every
+// budget. Where the memory probes run at the target micro-batch (--probe-at-target), drops
+// are compared there (Measure::target_probe: gate run + probe, speed = the probe's samples/s
+// over the baseline's): on the H200 the pairs at micro-batch 8 are host-bound and noisy
+// (single pairs of one configuration moved by +-15 %, FUSED_ADALN measured 0.90x there and
+// 1.06x at 32, and dropping it cost 12-17 % at 32), while the probes at 32 of drops that do
+// not matter agreed within a few percent. Otherwise drops are compared on their speed pairs
+// without the probe (Measure::speed_pairs).
 // Rounds: each round re-measures every member against single noisy pairs, and the fastest
 // of ~18 noisy drops beats the current combination by chance; the sixth H200 campaign spent
 // 11 of its 23 minutes in rounds two and three. A campaign that cannot afford that sets
@@ -41,6 +46,7 @@
 // Cost: a round evaluates one candidate per member (plus the all-harmless one); usually one
 // round, at most one round per member.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -85,15 +91,27 @@ std::vector<Drop> drops_of(const SearchContext& ctx, const Config& current) {
   return out;
 }
 
+// How prune compares combinations: at the target micro-batch where the probes run there,
+// else by the speed pairs.
+Measure drop_measure(const SearchContext& ctx) {
+  return ctx.options.rank_at_target ? Measure::target_probe : Measure::speed_pairs;
+}
+
+// The speed prune compares; NaN when `e` has none (not accepted, or not measured that way).
+double speed_of(const Evaluation& e, Measure m) {
+  if (!e.accepted()) return std::nan("");
+  return m == Measure::target_probe ? e.target_speedup : e.speedup;
+}
+
 // `current` without every member whose own drop (in `round`, already evaluated) was
 // accepted at `floor` or faster; nullopt unless that is two or more drops.
 std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& current, const std::vector<Drop>& round,
-                                        double floor) {
+                                        double floor, Measure m) {
   Config rest = current;
   int harmless = 0;
   for (const auto& d : round) {
     const Evaluation* e = ctx.find(d.config, ctx.options.full_steps);
-    if (!e || !e->accepted() || e->speedup < floor) continue;
+    if (!e || !(speed_of(*e, m) >= floor)) continue;
     ++harmless;
     for (const auto& [k, v] : current) {
       if (!d.config.count(k)) rest.erase(k);
@@ -105,12 +123,12 @@ std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& curren
   return c;
 }
 
-// Evaluates `c` with its memory probe; false (logged) when that leaves it not accepted
-// (over every budget, or the probe failed).
-bool probed_and_accepted(SearchContext& ctx, const Config& c, int steps) {
-  const Evaluation& e = ctx.evaluate(c, steps, "prune", MemoryProbe::run);
+// Evaluates `c` in full (what its drop evaluation did not measure); false (logged) when
+// that leaves it not accepted (over every budget, the probe failed, slower in its pairs).
+bool accepted_in_full(SearchContext& ctx, const Config& c, int steps) {
+  const Evaluation& e = ctx.evaluate(c, steps, "prune", Measure::full);
   if (e.accepted()) return true;
-  spdlog::info("[prune] {} not taken: {} with its memory probe ({})", config_label(c), to_string(e.disposition), e.reason);
+  spdlog::info("[prune] {} not taken: {} when evaluated in full ({})", config_label(c), to_string(e.disposition), e.reason);
   return false;
 }
 
@@ -127,7 +145,9 @@ class Prune : public Strategy {
                    to_string(start.disposition), steps);
       return;
     }
-    double current_speed = start.speedup, fastest = start.speedup;
+    Measure m = drop_measure(ctx);
+    if (std::isnan(speed_of(start, m))) m = Measure::speed_pairs;  // its probe did not run at the target
+    double current_speed = speed_of(start, m), fastest = current_speed;
     const int max_rounds = ctx.options.prune_rounds;
     for (int taken = 0;; ++taken) {
       if (max_rounds > 0 && taken == max_rounds) {
@@ -137,33 +157,31 @@ class Prune : public Strategy {
       const std::vector<Drop> round = drops_of(ctx, current);
       std::vector<Config> configs;
       for (const auto& d : round) configs.push_back(d.config);
-      ctx.prefetch(configs, steps, MemoryProbe::skip);  // the gate runs are independent
+      ctx.prefetch(configs, steps, m);  // the gate runs (and probes) are independent
       std::optional<Drop> best;
       double best_speed = 0;
       for (const auto& d : round) {
-        const Evaluation& e = ctx.evaluate(d.config, steps, "prune", MemoryProbe::skip);
-        if (!e.accepted()) continue;
-        if (!best || e.speedup > best_speed ||
-            (e.speedup == best_speed && d.config.size() < best->config.size())) {
+        const double speed = speed_of(ctx.evaluate(d.config, steps, "prune", m), m);
+        if (std::isnan(speed)) continue;
+        if (!best || speed > best_speed || (speed == best_speed && d.config.size() < best->config.size())) {
           best = d;
-          best_speed = e.speedup;
+          best_speed = speed;
         }
       }
       const double floor = fastest * (1.0 - kPruneMaxLoss);  // slowest a kept drop may be
       if (!best || best_speed < floor) break;
       // Every harmless drop at once: one evaluation instead of a round per member. When
       // it holds, each member left was measured slower to drop: done.
-      if (auto bulk = drop_all_harmless(ctx, current, round, floor)) {
-        const Evaluation& e = ctx.evaluate(*bulk, steps, "prune", MemoryProbe::skip);
-        const double bulk_speed = e.speedup;
-        if (e.accepted() && bulk_speed >= floor && probed_and_accepted(ctx, *bulk, steps)) {
+      if (auto bulk = drop_all_harmless(ctx, current, round, floor, m)) {
+        const double bulk_speed = speed_of(ctx.evaluate(*bulk, steps, "prune", m), m);
+        if (bulk_speed >= floor && accepted_in_full(ctx, *bulk, steps)) {
           spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)", bulk_speed, current_speed);
           current = *bulk;
           ctx.best_combination = current;
           break;
         }
       }
-      if (!probed_and_accepted(ctx, best->config, steps)) break;
+      if (!accepted_in_full(ctx, best->config, steps)) break;
       spdlog::info("[prune] without {}: {:.3f}x (with it {:.3f}x)", best->name, best_speed,
                    current_speed);
       current = best->config;

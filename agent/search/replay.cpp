@@ -16,6 +16,7 @@ ReplayEvaluator::ReplayEvaluator(const nlohmann::json& table) {
     e.speedup = row.value("speedup", 0.0);
     e.spread = row.value("spread", 0.0);
     e.projected_peak_bytes = row.value("projected_peak_bytes", 0.0);
+    e.target_speedup = row.value("target_speedup", std::nan(""));
     e.gate_class = row.value("gate_class", std::string("bitwise"));
     e.reason = row.value("reason", std::string("recorded"));
     table_[{config_key(e.config), e.steps}] = e;
@@ -78,7 +79,7 @@ std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(const std::string
   return r;
 }
 
-Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) {
+Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) {
   if (budget >= 0 && static_cast<int>(calls_.size()) >= budget) throw BudgetExhausted();
   calls_.emplace_back(config_key(config), steps);
   auto it = table_.find({config_key(config), steps});
@@ -96,7 +97,8 @@ Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std:
   e.config = config;
   e.steps = steps;
   e.strategy = strategy;
-  if (probe == MemoryProbe::skip && e.correct()) e.projected_peak_bytes = std::nan("");
+  if (measure == Measure::speed_pairs && e.correct()) e.projected_peak_bytes = e.target_speedup = std::nan("");
+  if (measure == Measure::target_probe && e.correct()) e.speedup = e.spread = std::nan("");
   return e;
 }
 

@@ -23,9 +23,11 @@ class ReplayEvaluator : public Evaluator {
   explicit ReplayEvaluator(const nlohmann::json& table);
   static ReplayEvaluator from_store(Store& store, std::int64_t campaign_id);
 
-  // The recorded row; with MemoryProbe::skip its projected peak is left out (NaN), as a
-  // campaign's evaluation without the probe has none.
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, MemoryProbe probe) override;
+  // The recorded row (target_speedup from its "target_speedup", when recorded); with
+  // Measure::speed_pairs its projected peak and target speedup are left out (NaN), with
+  // target_probe its paired speedup, as a campaign's evaluation has none of what it did not
+  // measure.
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) override;
   // The recorded rows of the requested variants (those not recorded are left out);
   // nullopt when the family has none.
   std::optional<KernelTrialResult> time_kernels(const std::string& family,

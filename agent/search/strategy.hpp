@@ -21,6 +21,9 @@ struct SearchOptions {
   int halving_eta = 2;    // keep 1/eta of the candidates per rung
   int local_max_evals = 12;
   int prune_rounds = 0;   // rounds of drops prune may take; 0 = until no drop is taken
+  // The evaluator's memory probes run at the target micro-batch (Measure::target_probe
+  // works): prune compares its drops there.
+  bool rank_at_target = false;
   unsigned rng_seed = 1234;
 };
 
@@ -32,15 +35,15 @@ class SearchContext {
   Evaluator& evaluator;
   SearchOptions options;
 
-  // Memoised: a (config, steps) pair is evaluated once per context; asking with
-  // MemoryProbe::run for one evaluated with `skip` evaluates it again (only its probe runs)
-  // and the new evaluation takes the old one's place.
+  // Memoised: a (config, steps) pair is evaluated once per context; asking for more than a
+  // known evaluation measured (Measure::full for one made with speed_pairs or target_probe)
+  // evaluates it again (only what is missing runs) and the new evaluation takes its place.
   const Evaluation& evaluate(const Config& c, int steps, const std::string& strategy,
-                             MemoryProbe probe = MemoryProbe::run);
+                             Measure measure = Measure::full);
   const Evaluation* find(const Config& c, int steps) const;
   // Announces configurations evaluated next at `steps` (those not evaluated yet go to
   // Evaluator::prefetch, which may run their independent trials side by side).
-  void prefetch(const std::vector<Config>& configs, int steps, MemoryProbe probe = MemoryProbe::run);
+  void prefetch(const std::vector<Config>& configs, int steps, Measure measure = Measure::full);
   const std::vector<Evaluation>& history() const { return history_; }
 
   // Minimal failing sets found by the minifier (config keys); combinations that

@@ -397,6 +397,35 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   std::filesystem::remove_all(dir);
 }
 
+// With --probe-at-target prune compares its drops by their probes at the target (gate run
+// + probe, no speed pair) and pairs only the drop it takes.
+TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
+  spdlog::set_level(spdlog::level::warn);
+  std::string dir = test::make_temp_dir("prune_target");
+  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
+  CampaignOptions o = fake_options(dir);
+  o.plan = {"stack", "prune"};
+  o.probe_at_target = true;
+  auto cid = run_campaign(o, describe_trainer(o.trainer));
+  Store s(o.db_path);
+  std::map<std::string, EvaluationRow> evals;  // the last row of each configuration
+  for (const auto& e : s.evaluations(cid)) evals[e.config_key] = e;
+  const std::string taken = "FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", left = "SLOWER=1,WORKERS=4";
+  ASSERT_TRUE(evals.count(taken) && evals.count(left));
+  EXPECT_EQ(evals.at(taken).disposition, Disposition::accepted);
+  EXPECT_NEAR(evals.at(taken).speedup, 1.30 * 1.10 * 1.15, 1e-9) << "paired once taken";
+  EXPECT_TRUE(std::isnan(evals.at(left).speedup)) << "a drop is not paired";
+  EXPECT_GT(evals.at(left).projected_peak_bytes, 0) << "its probe ran";
+  EXPECT_NE(evals.at(left).reason.find("unpaired"), std::string::npos) << evals.at(left).reason;
+  std::map<std::string, int> pairs;  // speed pairs' baseline runs by the configuration they pair
+  for (const auto& t : s.trials(cid)) {
+    if (t.purpose == "speed_base") pairs[t.trial_key.substr(t.trial_key.rfind('|') + 1)]++;
+  }
+  EXPECT_EQ(pairs[left], 0);
+  EXPECT_EQ(pairs[taken], 1);
+  std::filesystem::remove_all(dir);
+}
+
 // A fake campaign with `plan` (memory probes at the target when `probe`) and its presets
 // emitted; `env` is set for the campaign only. What the tests below look at.
 struct EmittedCampaign {

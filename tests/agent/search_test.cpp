@@ -322,8 +322,39 @@ TEST_F(SearchTest, PruneProbesOnlyTheDropItTakes) {
   const std::size_t before = r.calls().size();
   EXPECT_TRUE(ctx.evaluate(config_from_key("A=1,W=4"), 4, "test").memory_probed());
   ctx.evaluate(config_from_key("A=1,W=4"), 4, "test");
-  ctx.evaluate(config_from_key("A=1,W=4"), 4, "test", MemoryProbe::skip);
+  ctx.evaluate(config_from_key("A=1,W=4"), 4, "test", Measure::speed_pairs);
   EXPECT_EQ(r.calls().size(), before + 1);
+}
+
+// Where the memory probes run at the target micro-batch, prune compares its drops there
+// (target_speedup) and not by the pairs at the measured micro-batch, which on the H200
+// disagreed: here the pairs say dropping B is faster and W costs 13 %, the target says B
+// costs 15 % and W nothing. The drops are not paired; the one taken is, when evaluated in full.
+TEST_F(SearchTest, PruneComparesDropsAtTheTargetWhereTheProbesRunThere) {
+  auto at = [](const char* key, double pairs, double target) {
+    auto r = row(key, "accepted", pairs);
+    r["target_speedup"] = target;
+    r["projected_peak_bytes"] = 50.0;
+    return r;
+  };
+  const auto rows = table({at("A=1,B=1,W=4", 1.5, 2.0), at("A=1,W=4", 1.55, 1.7), at("B=1,W=4", 1.1, 1.2),
+                           at("A=1,B=1", 1.3, 2.0), at("B=1", 1.0, 1.1), at("A=1", 1.2, 1.5)});
+  ReplayEvaluator r(rows);
+  SearchOptions o = opts();
+  o.rank_at_target = true;
+  SearchContext ctx(manifest, r, o);
+  ctx.best_combination = config_from_key("A=1,B=1,W=4");
+  ctx.run_strategy("prune");
+  EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1") << "W dropped: free at the target";
+  EXPECT_TRUE(ctx.find(config_from_key("A=1,B=1"), 4)->paired()) << "the drop taken, evaluated in full";
+  EXPECT_FALSE(ctx.find(config_from_key("A=1,W=4"), 4)->paired()) << "a drop left behind";
+  EXPECT_TRUE(ctx.find(config_from_key("A=1,W=4"), 4)->memory_probed());
+
+  ReplayEvaluator by_pairs(rows);
+  SearchContext paired(manifest, by_pairs, opts());
+  paired.best_combination = config_from_key("A=1,B=1,W=4");
+  paired.run_strategy("prune");
+  EXPECT_EQ(config_key(paired.best_combination), "A=1,W=4") << "without probes at the target: by the pairs";
 }
 
 // Memory switches are never dropped, nor is a switch that a memory switch requires
@@ -482,10 +513,10 @@ TEST(Replay, FromAStoredCampaign) {
     e.speedup = 1.25;
     s.add_evaluation(e);
     ReplayEvaluator r = ReplayEvaluator::from_store(s, cid);
-    Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test", MemoryProbe::run);
+    Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test", Measure::full);
     EXPECT_EQ(got.disposition, Disposition::accepted);
     EXPECT_DOUBLE_EQ(got.speedup, 1.25);
-    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test", MemoryProbe::run).disposition, Disposition::crash);
+    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test", Measure::full).disposition, Disposition::crash);
   }
   std::filesystem::remove_all(dir);
 }
