@@ -548,6 +548,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   if (!pairs) {
     // Speed from the probe at the target alone: one unpaired run against the baseline's.
     e.speedup = e.spread = std::nan("");
+    e.samples_per_s = cand.result->samples_per_s;  // its gate run, unpaired
     if (std::isnan(e.target_speedup)) {
       e.disposition = Disposition::accepted;
       e.reason = v.reason + "; no speed: the memory probe did not run at the target micro-batch";
