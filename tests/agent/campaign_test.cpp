@@ -397,17 +397,22 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   std::filesystem::remove_all(dir);
 }
 
-// With --probe-at-target prune compares its drops by their probes at the target (gate run
-// + probe, no speed pair) and pairs only the drop it takes.
-TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
+// A --plan stack,prune campaign of the combinable fake manifest in `dir`: (campaign id, DB).
+std::pair<std::int64_t, std::string> stack_then_prune(const std::string& dir, bool probe_at_target) {
   spdlog::set_level(spdlog::level::warn);
-  std::string dir = test::make_temp_dir("prune_target");
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
   CampaignOptions o = fake_options(dir);
   o.plan = {"stack", "prune"};
-  o.probe_at_target = true;
-  auto cid = run_campaign(o, describe_trainer(o.trainer));
-  Store s(o.db_path);
+  o.probe_at_target = probe_at_target;
+  return {run_campaign(o, describe_trainer(o.trainer)), o.db_path};
+}
+
+// With --probe-at-target prune compares its drops by their probes at the target (gate run
+// + probe, no speed pair) and pairs only the drop it takes.
+TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
+  const std::string dir = test::make_temp_dir("prune_target");
+  const auto [cid, db] = stack_then_prune(dir, /*probe_at_target=*/true);
+  Store s(db);
   std::map<std::string, EvaluationRow> evals;  // the last row of each configuration
   for (const auto& e : s.evaluations(cid)) evals[e.config_key] = e;
   const std::string taken = "FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", left = "SLOWER=1,WORKERS=4";
@@ -620,13 +625,9 @@ TEST(Campaign, KernelTrialMismatchIsNeverTriedInTraining) {
 // passes the gate together, so the stack holds SLOWER (0.97x); prune drops it and the
 // memory values are tried on the pruned combination, whose points the presets then pick.
 TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
-  spdlog::set_level(spdlog::level::warn);
-  std::string dir = test::make_temp_dir("stack_prune");
-  test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
-  CampaignOptions o = fake_options(dir);
-  o.plan = {"stack", "prune"};
-  auto cid = run_campaign(o, describe_trainer(o.trainer));
-  Store s(o.db_path);
+  const std::string dir = test::make_temp_dir("stack_prune");
+  const auto [cid, db] = stack_then_prune(dir, /*probe_at_target=*/false);
+  Store s(db);
   std::map<std::string, EvaluationRow> evals;
   for (const auto& e : s.evaluations(cid)) evals[e.config_key] = e;
   ASSERT_TRUE(evals.count("FAST_MISS=1,SLOWER=1,TEXT_CACHE=1,WORKERS=4")) << "the stack";
