@@ -77,7 +77,7 @@ json campaigns(SQLite::Database& db) {
       "c.note, e.fingerprint_hash, "
       "(SELECT COUNT(*) FROM evaluations v WHERE v.campaign_id = c.id) AS evaluations, "
       "(SELECT COUNT(*) FROM trials t WHERE t.campaign_id = c.id) AS runs, "
-      "(SELECT MAX(v.speedup) FROM evaluations v WHERE v.campaign_id = c.id "
+      "(SELECT MAX(" + finite("v.speedup") + ") FROM evaluations v WHERE v.campaign_id = c.id "
       " AND v.disposition = 'accepted') AS best_speedup "
       "FROM campaigns c LEFT JOIN environments e ON e.id = c.environment_id ORDER BY c.id DESC");
   json out = rows(q);

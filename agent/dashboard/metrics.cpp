@@ -113,7 +113,8 @@ void add_campaigns(SQLite::Database& db, prometheus::Registry& registry) {
         .Set(q.getColumn(1).getDouble());
   }
   SQLite::Statement b(db,
-      "SELECT MAX(speedup) FROM evaluations WHERE campaign_id = ? AND disposition = 'accepted'");
+      "SELECT MAX(CASE WHEN typeof(speedup) IN ('integer', 'real') THEN speedup END) FROM evaluations "
+      "WHERE campaign_id = ? AND disposition = 'accepted'");  // not the text 'NaN' of an unpaired drop
   b.bind(1, id);
   if (b.executeStep()) {
     const double v = number(b.getColumn(0));

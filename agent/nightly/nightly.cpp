@@ -83,6 +83,8 @@ class Night {
     SearchOptions so;
     so.screen_steps = c_.screen_steps;
     so.full_steps = c_.steps;
+    so.prune_rounds = c_.prune_rounds;
+    so.rank_at_target = evaluator_.probes_at_target();
     ctx_ = std::make_unique<SearchContext>(m, evaluator_, so);
   }
 

@@ -2,6 +2,7 @@
 #include "agent/presets/target_rank.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -71,6 +72,9 @@ TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vecto
   }
   if (baseline <= 0) return;  // the baseline did not fit at the target: nothing to compare with
   for (const auto& e : evals) {
+    // A drop of prune's compared at the target and not taken has no paired speedup: it may
+    // not become a preset or a finalist (docs/controller.md, "prune"), so no rank either.
+    if (std::isnan(e.speedup)) continue;
     const double sps = target_samples_per_s(e, trials, target_);
     if (sps <= 0) continue;
     TargetRank& r = by_probe_[e.id];

@@ -94,7 +94,7 @@ bool SearchContext::contains_conflict(const Config& c) const {
 }
 
 void SearchContext::offer_single(const std::string& switch_name, const Evaluation& e) {
-  if (!e.accepted() || e.steps != options.full_steps || e.config.empty()) return;
+  if (!e.accepted() || !e.paired() || e.steps != options.full_steps || e.config.empty()) return;
   auto it = best_single.find(switch_name);
   if (it == best_single.end() || e.speedup > it->second.speedup) best_single[switch_name] = e;
 }

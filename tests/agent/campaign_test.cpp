@@ -428,6 +428,19 @@ TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
   }
   EXPECT_EQ(pairs[left], 0);
   EXPECT_EQ(pairs[taken], 1);
+  // Only a drop that was taken may become a preset, even where a drop left behind had the
+  // fastest probe at the target (noise, here written into its probe).
+  {
+    SQLite::Statement up(s.db(), "UPDATE trials SET samples_per_s = samples_per_s * 10 "
+                                 "WHERE purpose = 'memory_probe' AND config_key = ?");
+    up.bind(1, left);
+    ASSERT_EQ(up.exec(), 1);
+  }
+  const EmitResult presets = emit_presets(s, cid, dir + "/presets");
+  ASSERT_FALSE(presets.summary.at("presets").empty());
+  for (const auto& p : presets.summary.at("presets")) {
+    EXPECT_NE(config_key(p.at("config").get<Config>()), left) << p.dump();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -70,6 +70,13 @@ struct SearchTest : ::testing::Test {
     return o;
   }
   bool called(const std::string& key, int steps) { return called_in(replay, key, steps); }
+  // Strategy prune run on `r` from the combination `start`.
+  SearchContext pruned_from(ReplayEvaluator& r, const char* start, const SearchOptions& o) {
+    SearchContext ctx(manifest, r, o);
+    ctx.best_combination = config_from_key(start);
+    ctx.run_strategy("prune");
+    return ctx;
+  }
 };
 
 TEST_F(SearchTest, RegistryHasEveryStrategy) {
@@ -280,9 +287,7 @@ TEST_F(SearchTest, PruneFallsBackToOneDropWhenTheHarmlessTogetherAreSlower) {
     ReplayEvaluator r(rows);
     SearchOptions o = opts();
     o.prune_rounds = rounds;
-    SearchContext ctx(manifest, r, o);
-    ctx.best_combination = config_from_key("A=1,B=1,W=4");
-    ctx.run_strategy("prune");
+    const SearchContext ctx = pruned_from(r, "A=1,B=1,W=4", o);
     EXPECT_EQ(config_key(ctx.best_combination), "B=1,W=4") << rounds;
     EXPECT_EQ(called_in(r, "B=1", 4), rounds == 0) << "a second round on B=1,W=4 unless --prune-rounds 1";
     EXPECT_TRUE(called_in(r, "B=1,MEM=2,W=4", 4)) << rounds;
@@ -333,19 +338,15 @@ TEST_F(SearchTest, PruneComparesDropsAtTheTargetWhereTheProbesRunThere) {
   ReplayEvaluator r(rows);
   SearchOptions o = opts();
   o.rank_at_target = true;
-  SearchContext ctx(manifest, r, o);
-  ctx.best_combination = config_from_key("A=1,B=1,W=4");
-  ctx.run_strategy("prune");
+  const SearchContext ctx = pruned_from(r, "A=1,B=1,W=4", o);
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1") << "W dropped: free at the target";
   EXPECT_TRUE(ctx.find(config_from_key("A=1,B=1"), 4)->paired()) << "the drop taken, evaluated in full";
   EXPECT_FALSE(ctx.find(config_from_key("A=1,W=4"), 4)->paired()) << "a drop left behind";
   EXPECT_TRUE(ctx.find(config_from_key("A=1,W=4"), 4)->memory_probed());
 
   ReplayEvaluator by_pairs(rows);
-  SearchContext paired(manifest, by_pairs, opts());
-  paired.best_combination = config_from_key("A=1,B=1,W=4");
-  paired.run_strategy("prune");
-  EXPECT_EQ(config_key(paired.best_combination), "A=1,W=4") << "without probes at the target: by the pairs";
+  EXPECT_EQ(config_key(pruned_from(by_pairs, "A=1,B=1,W=4", opts()).best_combination), "A=1,W=4")
+      << "without probes at the target: by the pairs";
 }
 
 // Memory switches are never dropped, nor is a switch that a memory switch requires
