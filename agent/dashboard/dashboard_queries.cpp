@@ -43,11 +43,6 @@ json parse_or(const json& text, json fallback) {
   return parsed.is_discarded() ? fallback : parsed;
 }
 
-// A REAL column that may hold the text 'NaN'/'Inf' (how the store keeps non-finite
-// values) as a JSON number or null.
-std::string finite(const std::string& column) {
-  return "CASE WHEN typeof(" + column + ") IN ('integer', 'real') THEN " + column + " END";
-}
 
 // One evaluation as a JSON object, built by SQLite.
 std::string evaluation_object() {
@@ -70,6 +65,10 @@ std::string json_array_of(SQLite::Database& db, const std::string& sql, std::int
 }
 
 }  // namespace
+
+std::string finite(const std::string& column) {
+  return "CASE WHEN typeof(" + column + ") IN ('integer', 'real') THEN " + column + " END";
+}
 
 json campaigns(SQLite::Database& db) {
   SQLite::Statement q(db,

@@ -13,6 +13,10 @@
 
 namespace sg::agent::dashboard {
 
+// SQL for a REAL column that may hold the text 'NaN'/'Inf' (how the store keeps non-finite
+// values): its number, or NULL (which MAX and JSON skip).
+std::string finite(const std::string& column);
+
 nlohmann::json campaigns(SQLite::Database& db);
 bool campaign_exists(SQLite::Database& db, std::int64_t campaign_id);
 // The long lists come back as JSON text built inside SQLite (json_group_array): with

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "agent/common/disposition.hpp"
+#include "agent/dashboard/dashboard_queries.hpp"
 #include "speedgate_build_info.hpp"
 
 namespace sg::agent::dashboard {
@@ -113,7 +114,7 @@ void add_campaigns(SQLite::Database& db, prometheus::Registry& registry) {
         .Set(q.getColumn(1).getDouble());
   }
   SQLite::Statement b(db,
-      "SELECT MAX(CASE WHEN typeof(speedup) IN ('integer', 'real') THEN speedup END) FROM evaluations "
+      "SELECT MAX(" + finite("speedup") + ") FROM evaluations "
       "WHERE campaign_id = ? AND disposition = 'accepted'");  // not the text 'NaN' of an unpaired drop
   b.bind(1, id);
   if (b.executeStep()) {

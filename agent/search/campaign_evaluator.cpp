@@ -502,11 +502,11 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   const std::string pair = config_key(config);
   if (measure == Measure::target_probe && !probes_at_target()) measure = Measure::full;  // no speed without pairs
   const bool pairs = measure != Measure::target_probe;
-  const bool gate_times_pair = opt_.repeats >= 1 && executor_->capacity(opt_.trial_world_size) <= 1;
   // A drop compared at the target (no pairs now) names no pair: its gate run would otherwise
   // stand in for the candidate side of a pair whose baseline side runs minutes later, when
   // the drop is taken and evaluated in full (which then runs its own gate run, next to it).
-  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0, gate_times_pair && pairs ? pair : "");
+  const bool gate_times_pair = pairs && opt_.repeats >= 1 && executor_->capacity(opt_.trial_world_size) <= 1;
+  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
   e.trial_ids.push_back(cand.trial_id);
   if (!cand.result) {
     e.disposition = *cand.failure;
@@ -520,7 +520,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
   std::optional<Run> first_base;
-  if (gate_times_pair && pairs) {
+  if (gate_times_pair) {
     first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
     e.trial_ids.push_back(first_base->trial_id);
   }

@@ -25,12 +25,10 @@ std::vector<BudgetFinalists> choose_finalists(const std::vector<EvaluationRow>& 
     for (const auto& e : evals) {
       if (e.steps != full_steps || e.disposition != Disposition::accepted || e.config_key.empty()) continue;
       if (!(e.projected_peak_bytes <= static_cast<double>(b.bytes))) continue;
+      if (std::isnan(e.speedup)) continue;  // a drop of prune's compared unpaired: no finalist
       fits.push_back(&e);
     }
     auto rank_of = [&](const EvaluationRow* e) { return ranks.count(e->id) ? ranks.at(e->id).speedup : e->speedup; };
-    // Without a speed to rank by (a drop compared at the target whose probe did not run there).
-    fits.erase(std::remove_if(fits.begin(), fits.end(), [&](const EvaluationRow* e) { return std::isnan(rank_of(e)); }),
-               fits.end());
     std::stable_sort(fits.begin(), fits.end(), [&](const EvaluationRow* x, const EvaluationRow* y) {
       if (rank_of(x) != rank_of(y)) return rank_of(x) > rank_of(y);
       return config_from_key(x->config_key).size() < config_from_key(y->config_key).size();
