@@ -32,17 +32,19 @@ echo "two-gpu-call: build exit $build_rc after $(elapsed) s"
 tail -5 "$out/build.txt"
 if [ $build_rc = 0 ]; then
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  # The other work on GPU $1 for at most $2 seconds, its output in gpu1.txt, $3 naming it there.
+  other_work() {
+    (export CUDA_VISIBLE_DEVICES=$1 OUT=$out/gpu1; mkdir -p "$OUT"
+     timeout -k 10 "$2" bash -c "$gpu1" >"$out/gpu1.txt" 2>&1
+     echo "two-gpu-call: $3 exit $? after $(elapsed) s" >>"$out/gpu1.txt")
+  }
   g1_pid=
   if [ -n "$gpu1" ] && [ "$gpus" -lt 2 ]; then
-    (export CUDA_VISIBLE_DEVICES=0 OUT=$out/gpu1; mkdir -p "$OUT"
-     timeout -k 10 $(( limit - $(elapsed) - ${MARGIN:-90} - 60 )) bash -c "$gpu1" >"$out/gpu1.txt" 2>&1
-     echo "two-gpu-call: other work (one GPU, before the slice) exit $? after $(elapsed) s" >>"$out/gpu1.txt")
+    other_work 0 $(( limit - $(elapsed) - ${MARGIN:-90} - 60 )) "other work (one GPU, before the slice)"
   fi
   left=$(( limit - $(elapsed) ))
   if [ -n "$gpu1" ] && [ "$gpus" -ge 2 ]; then
-    (export CUDA_VISIBLE_DEVICES=1 OUT=$out/gpu1; mkdir -p "$OUT"
-     timeout -k 10 $(( left - 15 )) bash -c "$gpu1" >"$out/gpu1.txt" 2>&1
-     echo "two-gpu-call: GPU 1 exit $? after $(elapsed) s" >>"$out/gpu1.txt") &
+    other_work 1 $(( left - 15 )) "GPU 1" &
     g1_pid=$!
   fi
   minutes=$(awk -v s=$(( left - ${MARGIN:-90} )) 'BEGIN { printf "%.1f", s / 60 }')
