@@ -244,6 +244,15 @@ void with_index(const Launch& l, int64_t mod_span, F&& f) {
   }
 }
 
+// Calls f(vec, pack, index): the launch's compile-time choices, one instantiation per
+// combination (with_vec, with_pack, with_index), so that each launcher names only its kernel.
+template <typename F>
+void with_launch(int64_t vec, int64_t pack, const Launch& l, int64_t mod_span, F&& f) {
+  with_vec(vec, [&](auto v) {
+    with_pack(pack, [&](auto pc) { with_index(l, mod_span, [&](auto index) { f(v, pc, index); }); });
+  });
+}
+
 }  // namespace
 
 at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, const at::Tensor& shift,
@@ -259,16 +268,12 @@ at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, c
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
-    with_vec(vec, [&](auto v) {
-      with_pack(pk, [&](auto pc) {
-      with_index(l, std::max(span(scale), span(shift)), [&](auto index) {
-        using I = decltype(index);
-        modulate_fwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
-            normed.data_ptr<TN>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
-            ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss), I(hs));
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
-      });
+    with_launch(vec, pk, l, std::max(span(scale), span(shift)), [&](auto v, auto pc, auto index) {
+      using I = decltype(index);
+      modulate_fwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+          normed.data_ptr<TN>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
+          ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss), I(hs));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return out;
@@ -291,16 +296,12 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(normed.scalar_type(), [&](auto tn) {
     using TN = decltype(tn);
-    with_vec(vec, [&](auto v) {
-      with_pack(pk, [&](auto pc) {
-      with_index(l, span(scale), [&](auto index) {
-        using I = decltype(index);
-        modulate_bwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
-            grad.data_ptr<float>(), normed.data_ptr<TN>(), scale.data_ptr<float>(), g_normed.data_ptr<TN>(),
-            g_scale_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss));
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
-      });
+    with_launch(vec, pk, l, span(scale), [&](auto v, auto pc, auto index) {
+      using I = decltype(index);
+      modulate_bwd_kernel<TN, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+          grad.data_ptr<float>(), normed.data_ptr<TN>(), scale.data_ptr<float>(), g_normed.data_ptr<TN>(),
+          g_scale_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(ss));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return {g_normed, g_scale_elem};
@@ -322,16 +323,12 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
     using TX = decltype(tx);
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
-      with_vec(vec, [&](auto v) {
-        with_pack(pk, [&](auto pc) {
-        with_index(l, span(gate), [&](auto index) {
-          using I = decltype(index);
-          gated_fwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
-              x.data_ptr<TX>(), y.data_ptr<TY>(), gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
-              ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
-          C10_CUDA_KERNEL_LAUNCH_CHECK();
-        });
-        });
+      with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
+        using I = decltype(index);
+        gated_fwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+            x.data_ptr<TX>(), y.data_ptr<TY>(), gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
+            ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
     });
   });
@@ -360,16 +357,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(const at::Tensor& 
     using TX = decltype(tx);
     with_type(y.scalar_type(), [&](auto ty) {
       using TY = decltype(ty);
-      with_vec(vec, [&](auto v) {
-        with_pack(pk, [&](auto pc) {
-        with_index(l, span(gate), [&](auto index) {
-          using I = decltype(index);
-          gated_bwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
-              grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(), cast_x ? g_x.data_ptr<TX>() : nullptr,
-              g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
-          C10_CUDA_KERNEL_LAUNCH_CHECK();
-        });
-        });
+      with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
+        using I = decltype(index);
+        gated_bwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+            grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(), cast_x ? g_x.data_ptr<TX>() : nullptr,
+            g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
       });
     });
   });
@@ -391,15 +384,11 @@ at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t
   auto stream = at::cuda::getCurrentCUDAStream();
   with_type(y.scalar_type(), [&](auto ty) {
     using T = decltype(ty);
-    with_vec(vec, [&](auto v) {
-      with_pack(pk, [&](auto pc) {
-        with_index(l, channels, [&](auto index) {
-          using I = decltype(index);
-          bias_add_kernel<T, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
-              y.data_ptr<T>(), bias.data_ptr<float>(), out.data_ptr<T>(), I(l.n), I(channels));
-          C10_CUDA_KERNEL_LAUNCH_CHECK();
-        });
-      });
+    with_launch(vec, pk, l, channels, [&](auto v, auto pc, auto index) {
+      using I = decltype(index);
+      bias_add_kernel<T, decltype(v)::value, decltype(pc)::value, I><<<l.grid, l.block, 0, stream>>>(
+          y.data_ptr<T>(), bias.data_ptr<float>(), out.data_ptr<T>(), I(l.n), I(channels));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return out;

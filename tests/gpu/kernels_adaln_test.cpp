@@ -45,6 +45,18 @@ gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p, const std
       in3, {true, true, true}, {seed});
 }
 
+// Every legal ADALN variant can run `problem`, and its pass `fused(p)` matches the plain
+// variant's `ref` bit for bit; `what` names the case in a failure, after the variant.
+template <typename FusedPass>
+void expect_every_variant_matches(const Problem& problem, const gpu_test::Pass& ref, const std::string& what,
+                                  FusedPass&& fused) {
+  for (const auto& p : legal_params(family("ADALN"))) {
+    const std::string named = "ADALN " + gpu_test::str(p) + what;
+    ASSERT_EQ(fused_adaln()->can_implement(problem, p), Status::kSuccess) << named;
+    gpu_test::expect_same(ref, fused(p), named);
+  }
+}
+
 TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
   ASSERT_NE(fused_adaln(), nullptr);
   const auto params = legal_params(family("ADALN"));
@@ -62,20 +74,17 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
         const std::vector<at::Tensor> in{x, mod[0], mod[1]};
         const auto ref = modulate_pass(plain_adaln(), {}, in, seed, autocast);
         ASSERT_EQ(ref.outputs[0].scalar_type(), at::kFloat);
-        for (const auto& p : params) {
-          const std::string what = "ADALN modulate " + gpu_test::str(p) + c10::toString(dtype) +
-                                   (autocast ? " autocast" : "") + (broadcast ? " [1,1,C]" : "") +
-                                   " C=" + std::to_string(s.channels);
-          ASSERT_EQ(fused_adaln()->can_implement(adaln_problem({x, mod[0], mod[1], 1e-6}), p), Status::kSuccess) << what;
-          gpu_test::expect_same(ref, modulate_pass(*fused_adaln(), p, in, seed, autocast), what);
-        }
+        const std::string what = std::string("modulate ") + c10::toString(dtype) + (autocast ? " autocast" : "") +
+                                 (broadcast ? " [1,1,C]" : "") + " C=" + std::to_string(s.channels);
+        ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
+            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what,
+            [&](const ParamValues& p) { return modulate_pass(*fused_adaln(), p, in, seed, autocast); }));
       }
     }
   }
 }
 
 TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
-  const auto params = legal_params(family("ADALN"));
   gpu_test::PoisonOutputs poison;
   at::manual_seed(14);
   for (const auto& s : kShapes) {
@@ -87,12 +96,11 @@ TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
         auto seed = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, at::kFloat, cuda0());
         const std::vector<at::Tensor> in{x, y, gate};
         const auto ref = gated_pass(plain_adaln(), {}, in, seed);
-        for (const auto& p : params) {
-          const std::string what = "ADALN gated " + gpu_test::str(p) + c10::toString(xt) + "+" + c10::toString(yt) +
-                                   " C=" + std::to_string(s.channels);
-          ASSERT_EQ(fused_adaln()->can_implement(gated_problem(x, y, gate), p), Status::kSuccess) << what;
-          gpu_test::expect_same(ref, gated_pass(*fused_adaln(), p, in, seed), what);
-        }
+        const std::string what = std::string("gated ") + c10::toString(xt) + "+" + c10::toString(yt) +
+                                 " C=" + std::to_string(s.channels);
+        ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
+            gated_problem(x, y, gate), ref, what,
+            [&](const ParamValues& p) { return gated_pass(*fused_adaln(), p, in, seed); }));
       }
     }
   }
@@ -111,7 +119,6 @@ gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p, const std:
 }
 
 TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
-  const auto params = legal_params(family("ADALN"));
   gpu_test::PoisonOutputs poison;
   at::manual_seed(15);
   for (const auto& s : kShapes) {
@@ -123,13 +130,10 @@ TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
       const std::vector<at::Tensor> in{x, w, bias};
       const auto ref = bias_pass(plain_adaln(), {}, in, seed);
       ASSERT_EQ(ref.outputs[0].scalar_type(), dtype);
-      const auto y = x.matmul(w.t());
-      for (const auto& p : params) {
-        const std::string what = "ADALN bias " + gpu_test::str(p) + c10::toString(dtype) + " C=" +
-                                 std::to_string(s.channels);
-        ASSERT_EQ(fused_adaln()->can_implement(bias_problem(y, bias), p), Status::kSuccess) << what;
-        gpu_test::expect_same(ref, bias_pass(*fused_adaln(), p, in, seed), what);
-      }
+      const std::string what = std::string("bias ") + c10::toString(dtype) + " C=" + std::to_string(s.channels);
+      ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
+          bias_problem(x.matmul(w.t()), bias), ref, what,
+          [&](const ParamValues& p) { return bias_pass(*fused_adaln(), p, in, seed); }));
     }
   }
 }
