@@ -34,8 +34,8 @@
 # drops each ran a gate run, a pair at 8 and a probe at 32 (~25 s). On the sixth's trial
 # times this plan costs ~17.5 minutes: baseline 0.7, kernels 2.6, stack 0.9, one prune
 # round 5.4 (18 drops at ~18 s: gate run 5.9 + probe 12.0) + 0.5 for what it takes,
-# memory points ~4.5, finals ~3; the seventh campaign measured 17.1 (0.75, 2.6, 1.0, 5.8,
-# 4.4, 3.2: benchmarks/results/h200-campaign.md). The plan is part of the
+# memory points ~4.5, finals ~3; the seventh campaign measured 17.1 (0.75, 2.63, 1.01,
+# 5.49, 4.42, 2.81: benchmarks/results/h200-campaign.md). The plan is part of the
 # campaign's options: a DB started with another plan is not resumed (--resume refuses it);
 # start a fresh DB.
 set -euo pipefail
