@@ -15,6 +15,7 @@
 #include "agent/nightly/nightly_store.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/presets/target_rank.hpp"
+#include "agent/search/campaign.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
@@ -80,12 +81,7 @@ class Night {
         spdlog::debug("warm start: {} reused as trial {}", key, *id);
       }
     });
-    SearchOptions so;
-    so.screen_steps = c_.screen_steps;
-    so.full_steps = c_.steps;
-    so.prune_rounds = c_.prune_rounds;
-    so.rank_at_target = evaluator_.probes_at_target();
-    ctx_ = std::make_unique<SearchContext>(m, evaluator_, so);
+    ctx_ = std::make_unique<SearchContext>(m, evaluator_, search_options(c_, evaluator_.probes_at_target()));
   }
 
   NightlyReport& report() { return report_; }

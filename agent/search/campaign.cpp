@@ -62,6 +62,16 @@ void CampaignOptions::validate() const {
   }
 }
 
+SearchOptions search_options(const CampaignOptions& opt, bool rank_at_target) {
+  SearchOptions so;
+  so.screen_steps = opt.screen_steps;
+  so.full_steps = opt.steps;
+  so.prune_rounds = opt.prune_rounds;
+  so.rank_at_target = rank_at_target;
+  for (const auto& b : opt.budgets) so.budget_bytes.push_back(static_cast<double>(b.bytes));
+  return so;
+}
+
 std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
   // Only the switches that apply to this campaign's workload are searched (protocol §1).
   // Nor those that do nothing at the trials' world size (protocol §1, min_world_size).
@@ -111,12 +121,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
     evaluator.executor().cancel_orphan(trial_job_id(store, id));
   }
-  SearchOptions so;
-  so.screen_steps = opt.screen_steps;
-  so.full_steps = opt.steps;
-  so.prune_rounds = opt.prune_rounds;
-  so.rank_at_target = evaluator.probes_at_target();
-  SearchContext ctx(manifest, evaluator, so);
+  SearchContext ctx(manifest, evaluator, search_options(opt, evaluator.probes_at_target()));
   ctx.plan = opt.plan;
   bool budget_spent = false;
   try {

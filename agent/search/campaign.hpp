@@ -11,6 +11,7 @@
 #include "agent/common/units.hpp"
 #include "agent/manifest/manifest.hpp"
 #include "agent/runner/executor.hpp"
+#include "agent/search/strategy.hpp"
 
 namespace sg::agent {
 
@@ -51,6 +52,10 @@ struct CampaignOptions {
 
 // Seconds without a heartbeat after which a RUNNING trial is stale.
 constexpr double kStaleAfterS = 120;
+
+// What the search strategies get of a campaign's options (campaign and nightly alike);
+// rank_at_target: the evaluator's probes run at the target micro-batch.
+SearchOptions search_options(const CampaignOptions& options, bool rank_at_target);
 
 // Runs (or resumes) a campaign; returns its id. Throws UsageError for bad input,
 // GateFailure when the baseline itself cannot be established.

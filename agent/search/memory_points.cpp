@@ -1,9 +1,116 @@
 #include "agent/search/memory_points.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 namespace sg::agent {
+namespace {
+
+// Refinements per budget and int memory switch: the first lands on the cliff when the
+// projections are linear in the value (interpolation), a second halves what is left.
+constexpr int kCliffSteps = 2;
+
+// A value of one memory switch tried on the combination, and its evaluation.
+struct Point {
+  std::int64_t value;
+  const Evaluation* e;
+};
+
+// What a point is to one budget: usable (a preset could take it: accepted, paired, fits the
+// budget, and measured at the target where presets rank there), over (it failed for memory:
+// pruned, out of memory, over this budget, or its probe did not fit the target
+// micro-batch), or other (slower, gate failure, ...: no memory cliff there).
+enum class Fit { usable, over, other };
+
+Fit fit_of(const Evaluation& e, double budget, bool rank_at_target) {
+  if (e.disposition == Disposition::pruned || e.disposition == Disposition::oom) return Fit::over;
+  if (!e.accepted() || !e.paired() || !e.memory_probed()) return Fit::other;
+  if (e.projected_peak_bytes > budget) return Fit::over;
+  if (rank_at_target && std::isnan(e.target_speedup)) return Fit::over;
+  return Fit::usable;
+}
+
+std::optional<std::int64_t> as_int(const std::string& v) {
+  char* end = nullptr;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0') return std::nullopt;
+  return x;
+}
+
+// The values of switch `s` evaluated at full_steps on `base` (the combination's candidate
+// without `s`), the default left out (CKPT_LAYERS' -1 is not on the scale of the others),
+// in value order.
+std::vector<Point> points_of(const SearchContext& ctx, const Config& base, const SwitchSpec& s) {
+  std::vector<Point> out;
+  for (const auto& e : ctx.history()) {
+    if (e.steps != ctx.options.full_steps) continue;
+    auto it = e.config.find(s.name);
+    if (it == e.config.end() || it->second == s.default_value) continue;
+    Config rest = e.config;
+    rest.erase(s.name);
+    auto v = as_int(it->second);
+    if (rest == base && v) out.push_back({*v, &e});
+  }
+  std::sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.value < b.value; });
+  return out;
+}
+
+// The value to try between a usable point and the over point next to it: where the line
+// through their projected peaks meets the budget, rounded toward the usable side, when the
+// over point is over by its projection; else the midpoint. nullopt when no integer lies
+// strictly between or the line puts the budget at the usable point itself.
+std::optional<std::int64_t> between(const Point& usable, const Point& over, double budget) {
+  const std::int64_t lo = std::min(usable.value, over.value), hi = std::max(usable.value, over.value);
+  if (hi - lo < 2) return std::nullopt;
+  const double pu = usable.e->projected_peak_bytes, po = over.e->projected_peak_bytes;
+  std::int64_t v = lo + (hi - lo) / 2;
+  if (over.e->memory_probed() && std::isfinite(po) && po > budget && pu <= budget) {
+    const double x = static_cast<double>(usable.value) +
+                     (budget - pu) / (po - pu) * static_cast<double>(over.value - usable.value);
+    v = static_cast<std::int64_t>(over.value > usable.value ? std::floor(x) : std::ceil(x));
+  }
+  if (v <= lo || v >= hi) return std::nullopt;
+  return v;
+}
+
+// Toward each budget's cliff of int memory switch `s` on `combination`: where a usable
+// value sits next to an over one with integers between, evaluates the value `between`
+// picks, up to kCliffSteps times per budget (a dial like CKPT_LAYERS with candidates
+// 0/4/8/16 finds the least recompute that still fits: on the H200, 8 fits a one-GPU
+// probe at micro-batch 32 and 4 does not, 16 fits 80 GiB at the target and 8 does not).
+void refine_toward_cliffs(SearchContext& ctx, const Config& combination, const SwitchSpec& s,
+                          const std::string& strategy) {
+  auto base = ctx.make_candidate(combination);
+  if (!base) return;
+  base->erase(s.name);
+  for (const double budget : ctx.options.budget_bytes) {
+    for (int step = 0; step < kCliffSteps; ++step) {
+      const auto points = points_of(ctx, *base, s);
+      std::optional<std::int64_t> next;
+      for (std::size_t i = 0; i + 1 < points.size() && !next; ++i) {
+        const Fit a = fit_of(*points[i].e, budget, ctx.options.rank_at_target);
+        const Fit b = fit_of(*points[i + 1].e, budget, ctx.options.rank_at_target);
+        if (a == Fit::usable && b == Fit::over) next = between(points[i], points[i + 1], budget);
+        if (a == Fit::over && b == Fit::usable) next = between(points[i + 1], points[i], budget);
+      }
+      if (!next || *next < s.min || *next > s.max) break;
+      Config c = combination;
+      c[s.name] = std::to_string(*next);
+      auto cand = ctx.make_candidate(c);
+      if (!cand || ctx.find(*cand, ctx.options.full_steps) || ctx.contains_conflict(*cand)) break;
+      spdlog::info("[{}] {}={}: between the values that fit {:.2f} GiB and those that do not", strategy, s.name,
+                   *next, budget / (1024.0 * 1024.0 * 1024.0));
+      ctx.evaluate(*cand, ctx.options.full_steps, strategy);
+    }
+  }
+}
+
+}  // namespace
 
 void evaluate_memory_points(SearchContext& ctx, const Config& combination,
                             const std::string& strategy) {
@@ -28,6 +135,7 @@ void evaluate_memory_points(SearchContext& ctx, const Config& combination,
       if (!cand || *cand == combination || ctx.contains_conflict(*cand)) continue;
       ctx.evaluate(*cand, ctx.options.full_steps, strategy);
     }
+    if (s.type == "int") refine_toward_cliffs(ctx, combination, s, strategy);
   }
 }
 

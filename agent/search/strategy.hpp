@@ -24,6 +24,9 @@ struct SearchOptions {
   // The evaluator's memory probes run at the target micro-batch (Measure::target_probe
   // works): prune compares its drops there.
   bool rank_at_target = false;
+  // The campaign's memory budgets (bytes per GPU at the target): memory points refine an int
+  // memory switch toward each budget's cliff (agent/search/memory_points.hpp). Empty: none.
+  std::vector<double> budget_bytes;
   unsigned rng_seed = 1234;
 };
 

@@ -8,6 +8,7 @@
 
 #include "agent/common/files.hpp"
 #include "agent/search/finals.hpp"
+#include "agent/search/memory_points.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/replay.hpp"
 #include "agent/search/strategy.hpp"
@@ -366,6 +367,92 @@ TEST_F(SearchTest, PruneLeavesMemorySwitchesAndWhatTheyNeed) {
                             {"B=1,MEM=4,OFFLOAD=1", 4}};                                // the other MEM value
   EXPECT_EQ(r.calls(), want);
   EXPECT_EQ(config_key(ctx.best_combination), "B=1,MEM=2,OFFLOAD=1");
+}
+
+// Memory points toward the budgets' cliffs: MEM as a recompute dial (a larger value saves
+// more memory) with candidates 4 / 8 / 16, GiB as projected at the target.
+struct MemoryCliffTest : SearchTest {
+  static constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  static nlohmann::json point(const char* key, double peak_gib, double target_speedup) {
+    auto r = row(key, "accepted", 2.0);
+    r["projected_peak_bytes"] = peak_gib * kGiB;
+    if (!std::isnan(target_speedup)) r["target_speedup"] = target_speedup;
+    return r;
+  }
+  Manifest dial() const {
+    Manifest m = manifest;
+    for (auto& s : m.switches) {
+      if (s.name == "MEM") s.values = {"-1", "4", "8", "16"};
+    }
+    return m;
+  }
+  std::vector<Call> points_called(const ReplayEvaluator& r) const {
+    std::vector<Call> out;
+    for (const auto& c : r.calls()) {
+      if (c.first.find("MEM=") != std::string::npos) out.push_back(c);
+    }
+    return out;
+  }
+};
+
+// 8 is over 80 GiB by its projection, 16 fits: the line through the two puts 80 GiB at 13.3,
+// so 14 is tried, fits, and the line then points at 14 itself: one evaluation, none for the
+// budget that 8 and 16 both fit.
+TEST_F(MemoryCliffTest, InterpolatesTheProjectionsToTheBudget) {
+  ReplayEvaluator r(table({point("A=1,MEM=4", 128, 3.3), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3),
+                           point("A=1,MEM=14", 75, 3.4)}));
+  SearchOptions o = opts();
+  o.budget_bytes = {141 * kGiB, 80 * kGiB};
+  const Manifest m = dial();
+  SearchContext ctx(m, r, o);
+  evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
+  const std::vector<Call> want = {{"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=14", 4}};
+  EXPECT_EQ(points_called(r), want);
+  const Evaluation* fourteen = ctx.find(config_from_key("A=1,MEM=14"), 4);
+  ASSERT_NE(fourteen, nullptr);
+  EXPECT_EQ(fourteen->strategy, "prune");
+}
+
+// Ranked at the target: 4 fits 141 GiB by its projection but its probe did not run at the
+// target micro-batch (no target speedup), 8's did: halfway, 6 runs there, then 5 does not.
+TEST_F(MemoryCliffTest, BisectsWhereTheProbeAtTheTargetStopsFitting) {
+  const double none = std::nan("");
+  ReplayEvaluator r(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3),
+                           point("A=1,MEM=6", 122, 3.7), point("A=1,MEM=5", 125, none)}));
+  SearchOptions o = opts();
+  o.budget_bytes = {141 * kGiB};
+  o.rank_at_target = true;
+  const Manifest m = dial();
+  SearchContext ctx(m, r, o);
+  evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
+  const std::vector<Call> want = {{"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=6", 4},
+                                  {"A=1,MEM=5", 4}};
+  EXPECT_EQ(points_called(r), want) << "two steps per budget, then it stops";
+
+  ReplayEvaluator fresh(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3)}));
+  SearchOptions p = o;
+  p.rank_at_target = false;
+  SearchContext by_budget(m, fresh, p);
+  evaluate_memory_points(by_budget, config_from_key("A=1"), "prune");
+  EXPECT_EQ(points_called(fresh).size(), 3u) << "without ranking at the target, all three fit: no cliff";
+}
+
+// Points that failed for another reason (a gate failure) make no cliff, and without budgets
+// nothing is refined.
+TEST_F(MemoryCliffTest, OnlyMemoryMakesACliff) {
+  auto failed = row("A=1,MEM=8", "gate_failed", 0);
+  ReplayEvaluator r(table({point("A=1,MEM=4", 150, 3.0), failed, point("A=1,MEM=16", 61.8, 3.3)}));
+  SearchOptions o = opts();
+  o.budget_bytes = {141 * kGiB};
+  const Manifest m = dial();
+  SearchContext ctx(m, r, o);
+  evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
+  EXPECT_EQ(points_called(r).size(), 3u);
+
+  ReplayEvaluator no_budgets(table({point("A=1,MEM=4", 150, 3.0), point("A=1,MEM=8", 116.5, 3.6)}));
+  SearchContext none(m, no_budgets, opts());
+  evaluate_memory_points(none, config_from_key("A=1"), "prune");
+  EXPECT_EQ(points_called(no_budgets).size(), 3u) << "4, 8, 16 (not in the table): no refinement";
 }
 
 TEST_F(SearchTest, PruneWithoutACombinationDoesNothing) {
