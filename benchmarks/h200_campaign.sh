@@ -35,7 +35,9 @@
 # times this plan costs ~17.5 minutes: baseline 0.7, kernels 2.6, stack 0.9, one prune
 # round 5.4 (18 drops at ~18 s: gate run 5.9 + probe 12.0) + 0.5 for what it takes,
 # memory points ~4.5, finals ~3; the seventh campaign measured 17.1 (0.75, 2.63, 1.01,
-# 5.49, 4.42, 2.81: benchmarks/results/h200-campaign.md). The plan is part of the
+# 5.49, 4.42, 2.81: benchmarks/results/h200-campaign.md). Since then the memory points also
+# search CKPT_LAYERS between its candidates toward each budget (on the seventh's points: 6,
+# then 5 or 7, and 14; ~35 s each): ~19 minutes predicted. The plan is part of the
 # campaign's options: a DB started with another plan is not resumed (--resume refuses it);
 # start a fresh DB.
 set -euo pipefail
