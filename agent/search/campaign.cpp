@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -69,6 +71,9 @@ SearchOptions search_options(const CampaignOptions& opt, bool rank_at_target) {
   so.prune_rounds = opt.prune_rounds;
   so.rank_at_target = rank_at_target;
   for (const auto& b : opt.budgets) so.budget_bytes.push_back(static_cast<double>(b.bytes));
+  // Largest first, whatever the order on the command line: a resumed campaign (whose
+  // options match by budget name) refines in the same order.
+  std::sort(so.budget_bytes.begin(), so.budget_bytes.end(), std::greater<>());
   return so;
 }
 

@@ -21,10 +21,11 @@ struct Point {
   const Evaluation* e;
 };
 
-// What a point is to one budget: usable (a preset could take it: accepted, paired, fits the
-// budget, and measured at the target where presets rank there), over (it failed for memory:
-// pruned, out of memory, over this budget, or its probe did not fit the target
-// micro-batch), or other (slower, gate failure, ...: no memory cliff there).
+// What a point is to one budget: usable (a preset could take it and the finals measure it:
+// accepted, paired, fits the budget, and, where presets rank at the target, probed at the
+// target micro-batch, as the finals run there on one GPU), over (it failed for memory:
+// pruned, out of memory, over this budget, or its probe did not fit the target micro-batch),
+// or other (slower, gate failure, ...: no memory cliff there).
 enum class Fit { usable, over, other };
 
 Fit fit_of(const Evaluation& e, double budget, bool rank_at_target) {
@@ -42,21 +43,37 @@ std::optional<std::int64_t> as_int(const std::string& v) {
   return x;
 }
 
-// The values of switch `s` evaluated at full_steps on `base` (the combination's candidate
-// without `s`), the default left out (CKPT_LAYERS' -1 is not on the scale of the others),
-// in value order.
-std::vector<Point> points_of(const SearchContext& ctx, const Config& base, const SwitchSpec& s) {
-  std::vector<Point> out;
-  for (const auto& e : ctx.history()) {
-    if (e.steps != ctx.options.full_steps) continue;
-    auto it = e.config.find(s.name);
-    if (it == e.config.end() || it->second == s.default_value) continue;
-    Config rest = e.config;
-    rest.erase(s.name);
-    auto v = as_int(it->second);
-    if (rest == base && v) out.push_back({*v, &e});
+// The values of dial `s` that take part: its candidates and the values searched so far, the
+// default too unless it is a sentinel below every other value (CKPT_LAYERS' -1, "every
+// layer", is not on the scale of the others; TEXT_CACHE_ENTRIES' default 256 is).
+std::vector<std::int64_t> dial_values(const SwitchSpec& s) {
+  std::vector<std::int64_t> out;
+  const auto def = as_int(s.default_value);
+  bool sentinel = def.has_value();
+  for (const auto& v : s.values) {
+    auto x = as_int(v);
+    if (!x) continue;
+    if (def && *x != *def && *x <= *def) sentinel = false;
+    out.push_back(*x);
   }
-  std::sort(out.begin(), out.end(), [](const Point& a, const Point& b) { return a.value < b.value; });
+  if (def && sentinel) out.erase(std::remove(out.begin(), out.end(), *def), out.end());
+  return out;
+}
+
+// The evaluations at full_steps of `combination` with dial `s` at each of `values` (as
+// make_candidate completes it: the dial's requires and kernel variants), in value order.
+std::vector<Point> points_of(const SearchContext& ctx, const Config& combination, const SwitchSpec& s,
+                             std::vector<std::int64_t> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::vector<Point> out;
+  for (const auto v : values) {
+    Config c = combination;
+    c[s.name] = std::to_string(v);
+    auto cand = ctx.make_candidate(c);
+    if (!cand) continue;
+    if (const Evaluation* e = ctx.find(*cand, ctx.options.full_steps)) out.push_back({v, e});
+  }
   return out;
 }
 
@@ -85,12 +102,10 @@ std::optional<std::int64_t> between(const Point& usable, const Point& over, doub
 // probe at micro-batch 32 and 4 does not, 16 fits 80 GiB at the target and 8 does not).
 void refine_toward_cliffs(SearchContext& ctx, const Config& combination, const SwitchSpec& s,
                           const std::string& strategy) {
-  auto base = ctx.make_candidate(combination);
-  if (!base) return;
-  base->erase(s.name);
+  std::vector<std::int64_t> values = dial_values(s);
   for (const double budget : ctx.options.budget_bytes) {
     for (int step = 0; step < kCliffSteps; ++step) {
-      const auto points = points_of(ctx, *base, s);
+      const auto points = points_of(ctx, combination, s, values);
       std::optional<std::int64_t> next;
       for (std::size_t i = 0; i + 1 < points.size() && !next; ++i) {
         const Fit a = fit_of(*points[i].e, budget, ctx.options.rank_at_target);
@@ -98,13 +113,14 @@ void refine_toward_cliffs(SearchContext& ctx, const Config& combination, const S
         if (a == Fit::usable && b == Fit::over) next = between(points[i], points[i + 1], budget);
         if (a == Fit::over && b == Fit::usable) next = between(points[i + 1], points[i], budget);
       }
-      if (!next || *next < s.min || *next > s.max) break;
+      if (!next) break;
       Config c = combination;
       c[s.name] = std::to_string(*next);
       auto cand = ctx.make_candidate(c);
       if (!cand || ctx.find(*cand, ctx.options.full_steps) || ctx.contains_conflict(*cand)) break;
       spdlog::info("[{}] {}={}: between the values that fit {:.2f} GiB and those that do not", strategy, s.name,
                    *next, budget / (1024.0 * 1024.0 * 1024.0));
+      values.push_back(*next);
       ctx.evaluate(*cand, ctx.options.full_steps, strategy);
     }
   }

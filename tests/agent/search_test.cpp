@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
+#include "agent/search/campaign.hpp"
 #include "agent/search/finals.hpp"
 #include "agent/search/memory_points.hpp"
 #include "agent/search/pareto.hpp"
@@ -453,6 +454,64 @@ TEST_F(MemoryCliffTest, OnlyMemoryMakesACliff) {
   SearchContext none(m, no_budgets, opts());
   evaluate_memory_points(none, config_from_key("A=1"), "prune");
   EXPECT_EQ(points_called(no_budgets).size(), 3u) << "4, 8, 16 (not in the table): no refinement";
+}
+
+// A wide gap is halved, at most twice per budget: 0 ran out of memory, 16 fits; 8 is over,
+// 12 fits, and 10 (a third step) is not tried.
+TEST_F(MemoryCliffTest, HalvesAnOutOfMemoryGapAtMostTwicePerBudget) {
+  auto oom = row("A=1,MEM=0", "oom", 0);
+  Manifest m = dial();
+  for (auto& sw : m.switches) {
+    if (sw.name == "MEM") sw.values = {"-1", "0", "16"};
+  }
+  ReplayEvaluator r(table({oom, point("A=1,MEM=16", 60, 3.0), row("A=1,MEM=8", "oom", 0), point("A=1,MEM=12", 70, 3.1)}));
+  SearchOptions o = opts();
+  o.budget_bytes = {141 * kGiB};
+  SearchContext ctx(m, r, o);
+  evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
+  const std::vector<Call> want = {{"A=1,MEM=0", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=12", 4}};
+  EXPECT_EQ(points_called(r), want);
+}
+
+// A dial on which more means more memory (a cache size), with its default (64) among its
+// values and a requirement (B=1): the default is a point of its own, and between 16 (fits)
+// and the pruned 256 the line toward 100 GiB is followed downward (rounded toward 16).
+TEST_F(MemoryCliffTest, FollowsADialThatGrowsMemoryAndNeedsAnotherSwitch) {
+  nlohmann::json raw = load("recorded_manifest.json");
+  raw["switches"].push_back({{"name", "CACHE"}, {"env", "SG_CACHE"}, {"type", "int"}, {"min", 1}, {"max", 1024},
+                             {"values", nlohmann::json::array({"16", "64", "256"})}, {"default", "64"},
+                             {"requires", nlohmann::json::array({"B=1"})}, {"identity", "bitwise"}, {"effect", "memory"},
+                             {"available", true}});
+  Manifest m = parse_manifest(raw);
+  for (auto& sw : m.switches) {
+    if (sw.name == "MEM") sw.available = false;
+  }
+  auto pruned = row("A=1,B=1,CACHE=256", "pruned", 0);
+  pruned["projected_peak_bytes"] = 160 * kGiB;
+  ReplayEvaluator r(table({point("A=1", 40, 2.0), point("A=1,B=1,CACHE=16", 30, 1.9), pruned,
+                           point("A=1,B=1,CACHE=160", 99, 2.0)}));
+  SearchOptions o = opts();
+  o.budget_bytes = {100 * kGiB};
+  SearchContext ctx(m, r, o);
+  ctx.evaluate(config_from_key("A=1"), 4, "stack");  // the combination itself: CACHE at its default 64
+  evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
+  // 64 (40 GiB) fits, 256 (160 GiB) is pruned: 64 + (100 - 40) / (160 - 40) * 192 = 160.
+  const Call searched{"A=1,B=1,CACHE=160", 4};
+  EXPECT_NE(std::find(r.calls().begin(), r.calls().end(), searched), r.calls().end());
+}
+
+// The campaign hands its budgets to the search largest first, whatever their order on the
+// command line, so a resumed campaign searches in the same order.
+TEST(SearchOptionsOfACampaign, CarryTheBudgetsLargestFirst) {
+  CampaignOptions c;
+  c.budgets = {{"fast_80gb", 80}, {"fast", 141}, {"small", 24}};
+  c.steps = 6;
+  c.prune_rounds = 1;
+  const SearchOptions so = search_options(c, true);
+  EXPECT_EQ(so.budget_bytes, (std::vector<double>{141, 80, 24}));
+  EXPECT_EQ(so.full_steps, 6);
+  EXPECT_EQ(so.prune_rounds, 1);
+  EXPECT_TRUE(so.rank_at_target);
 }
 
 TEST_F(SearchTest, PruneWithoutACombinationDoesNothing) {
