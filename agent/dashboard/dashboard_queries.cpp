@@ -43,7 +43,6 @@ json parse_or(const json& text, json fallback) {
   return parsed.is_discarded() ? fallback : parsed;
 }
 
-
 // One evaluation as a JSON object, built by SQLite.
 std::string evaluation_object() {
   return "json_object('id', v.id, 'campaign_id', v.campaign_id, 'strategy', v.strategy, "

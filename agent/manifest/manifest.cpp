@@ -89,18 +89,6 @@ bool is_safe_value(const std::string& s) {
   return true;
 }
 
-std::int64_t parse_int(const std::string& s, bool* ok) {
-  try {
-    std::size_t pos = 0;
-    long long v = std::stoll(s, &pos);
-    *ok = pos == s.size();
-    return v;
-  } catch (...) {
-    *ok = false;
-    return 0;
-  }
-}
-
 SwitchSpec parse_switch(const json& o, const std::string& where) {
   if (!o.is_object()) bad(where, "not an object");
   SwitchSpec s;
@@ -150,6 +138,18 @@ SwitchSpec parse_switch(const json& o, const std::string& where) {
 }
 
 }  // namespace
+
+std::int64_t parse_int(const std::string& s, bool* ok) {
+  try {
+    std::size_t pos = 0;
+    long long v = std::stoll(s, &pos);
+    *ok = pos == s.size();
+    return v;
+  } catch (...) {
+    *ok = false;
+    return 0;
+  }
+}
 
 bool SwitchSpec::applies_to(const std::string& workload) const {
   if (workloads.empty()) return true;

@@ -41,6 +41,9 @@ struct SwitchSpec {
   bool in_domain(const std::string& value) const;
 };
 
+// An int switch value ("8", "-1") as a number; *ok false unless the whole text is one.
+std::int64_t parse_int(const std::string& s, bool* ok);
+
 struct KernelParam {
   std::string name;
   std::vector<std::string> values;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -37,10 +36,9 @@ Fit fit_of(const Evaluation& e, double budget, bool rank_at_target) {
 }
 
 std::optional<std::int64_t> as_int(const std::string& v) {
-  char* end = nullptr;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0') return std::nullopt;
-  return x;
+  bool ok = false;
+  const std::int64_t x = parse_int(v, &ok);
+  return ok ? std::optional<std::int64_t>(x) : std::nullopt;
 }
 
 // The values of dial `s` that take part: its candidates and the values searched so far, the
