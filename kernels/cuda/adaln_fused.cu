@@ -7,6 +7,8 @@
 // are those of the reference ops (fused_math.hpp); reductions stay in ATen (adaln_fused.cpp).
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/adaln_operands.hpp"
+#include "kernels/cuda/vector_access.cuh"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -20,6 +22,9 @@ namespace sg::kernels::cuda {
 namespace {
 
 namespace fm = fused_math;
+using adaln::check_rows;
+using adaln::mod_stride;
+using adaln::with_type;
 
 // Where the [Bm, 1, C] modulation row of element i lives. I: the index type, 32-bit
 // when every index fits (integer division dominates these kernels' instruction count).
@@ -43,21 +48,6 @@ Launch plan(int64_t n, int64_t threads, int64_t vec, int64_t pack) {
   const int64_t blocks = (n + per_block - 1) / per_block;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many blocks");
   return {n, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads))};
-}
-
-// kPack consecutive elements, loaded and stored as one aligned access (16 bytes for 4
-// floats, 8 for 4 bf16) when kPack > 1.
-template <typename T, int kPack>
-struct alignas(sizeof(T) * kPack) Pack {
-  T v[kPack];
-};
-template <int kPack, typename T, typename I>
-__device__ inline Pack<T, kPack> load(const T* __restrict__ p, I i) {
-  return *reinterpret_cast<const Pack<T, kPack>*>(p + i);
-}
-template <int kPack, typename T, typename I>
-__device__ inline void store(T* __restrict__ p, I i, const Pack<T, kPack>& v) {
-  *reinterpret_cast<Pack<T, kPack>*>(p + i) = v;
 }
 
 // i: the first element of each of the thread's kVec packs (packs strided by the block
@@ -192,31 +182,6 @@ int64_t effective_pack(int64_t requested, int64_t channels, std::initializer_lis
     if (reinterpret_cast<uintptr_t>(m->data_ptr()) % 16 != 0 || (m->size(0) > 1 && m->stride(0) % 4 != 0)) return 1;
   }
   return 4;
-}
-
-// Calls f(T{}) for T the C++ type of a float32 or bf16 tensor.
-template <typename F>
-void with_type(at::ScalarType t, F&& f) {
-  if (t == at::kFloat) {
-    f(float{});
-  } else {
-    TORCH_CHECK(t == at::kBFloat16, "adaln: rows must be float32 or bfloat16");
-    f(c10::BFloat16{});
-  }
-}
-
-void check_rows(const at::Tensor& t, const at::Tensor& like) {
-  TORCH_CHECK(t.is_cuda() && t.device() == like.device() && t.is_contiguous() && t.sizes() == like.sizes(),
-              "adaln: row operand must be a contiguous tensor shaped like x on x's device");
-}
-
-// Batch stride of a [Bm, 1, C] float32 modulation vector (0 when broadcast over batch).
-int64_t mod_stride(const at::Tensor& m, const at::Tensor& rows) {
-  TORCH_CHECK(m.is_cuda() && m.device() == rows.device() && m.scalar_type() == at::kFloat && m.dim() == 3 &&
-                  m.size(1) == 1 && m.size(2) == rows.size(2) && (m.size(0) == 1 || m.size(0) == rows.size(0)) &&
-                  (m.stride(2) == 1 || m.size(2) == 1),
-              "adaln: modulation must be float32 [1 or B, 1, C] with unit stride along C");
-  return m.size(0) == 1 ? 0 : m.stride(0);
 }
 
 struct Dims {

@@ -12,6 +12,7 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <cmath>
 #include <type_traits>
 
 namespace sg::kernels::fused_math {
@@ -49,6 +50,30 @@ C10_HOST_DEVICE inline float fadd(float a, float b) {
   return __fadd_rn(a, b);
 #else
   return a + b;
+#endif
+}
+
+C10_HOST_DEVICE inline float fsub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+// a * b + c with one rounding (where ATen's own build contracted a multiply-add).
+C10_HOST_DEVICE inline float ffma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+// IEEE division, correctly rounded (nvcc's default -prec-div=true for a / b).
+C10_HOST_DEVICE inline float fdiv(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
 #endif
 }
 
@@ -114,9 +139,53 @@ C10_HOST_DEVICE inline float modulate_forward(float normed, float scale, float s
 }
 // grad of normed (before the cast to normed's dtype) and the per-element product whose
 // sum over the broadcast rows is the grad of scale.
+C10_HOST_DEVICE inline float modulate_grad_normed(float g, float scale) { return fmul(g, fadd(scale, 1.0f)); }
 C10_HOST_DEVICE inline void modulate_backward(float g, float normed, float scale, float& g_normed, float& g_scale_elem) {
-  g_normed = fmul(g, fadd(scale, 1.0f));
+  g_normed = modulate_grad_normed(g, scale);
   g_scale_elem = fmul(g, normed);
+}
+
+// ---- ADALN LayerNorm in ATen's order: what LibTorch 2.x's CUDA layer_norm runs for float32
+// rows with C % 4 == 0 (vectorized_layer_norm_kernel, layer_norm_grad_input_kernel_vectorized,
+// read off their sm_90 SASS in the torch 2.11 wheel: which multiply-adds nvcc contracted
+// into FMAs, which divisions are IEEE). The row order around these steps (128 threads per
+// row, 4 consecutive elements per load, warp shuffles, then a tree over the 4 warps) is
+// kernels/cuda/layer_norm_order.cuh.
+struct WelfordLN {
+  float mean, sigma2, count;
+};
+// cuWelfordOnlineSum: delta = v - mean; count + 1; mean += delta * (1 / count) (one FMA);
+// sigma2 += delta * (v - new mean) (one FMA).
+C10_HOST_DEVICE inline WelfordLN welford_push(WelfordLN w, float v) {
+  const float delta = fsub(v, w.mean);
+  const float count = fadd(w.count, 1.0f);
+  const float mean = ffma(delta, fdiv(1.0f, count), w.mean);
+  return {mean, ffma(delta, fsub(v, mean), w.sigma2), count};
+}
+// cuWelfordCombine(b, a): b is the thread's own partial, a the one shuffled or read in.
+C10_HOST_DEVICE inline WelfordLN welford_combine(WelfordLN b, WelfordLN a) {
+  const float delta = fsub(b.mean, a.mean);
+  const float count = fadd(a.count, b.count);
+  if (!(count > 0.0f)) return {0.0f, 0.0f, count};
+  const float coef = fdiv(1.0f, count);
+  const float na = fmul(a.count, coef);
+  const float nb = fmul(b.count, coef);
+  return {ffma(a.mean, na, fmul(nb, b.mean)), ffma(fmul(fmul(delta, delta), a.count), nb, fadd(a.sigma2, b.sigma2)),
+          count};
+}
+// The normalised element: rstd * (x - mean), two roundings.
+C10_HOST_DEVICE inline float layer_norm_normalize(float x, float mean, float rstd) { return fmul(rstd, fsub(x, mean)); }
+// LayerNorm backward without affine, per element: the row sums' terms
+//   sum1 += dy;  sum2 += (dy * (x - mean)) * rstd  (one FMA)
+C10_HOST_DEVICE inline void layer_norm_grad_terms(float dy, float x, float mean, float rstd, float& sum1, float& sum2) {
+  sum1 = fadd(sum1, dy);
+  sum2 = ffma(fmul(dy, fsub(x, mean)), rstd, sum2);
+}
+// and the input grad: (fma(dy, N, -((x - mean) * rstd) * sum2) - sum1) * term1, with
+// term1 = (1 / N) * rstd.
+C10_HOST_DEVICE inline float layer_norm_grad_input(float dy, float x, float mean, float rstd, float sum1, float sum2,
+                                                   float n, float term1) {
+  return fmul(term1, fsub(ffma(dy, n, -fmul(fmul(rstd, fsub(x, mean)), sum2)), sum1));
 }
 
 // ---- gated residual: x + y * gate in float32, two roundings.

@@ -51,6 +51,21 @@ at::Tensor modulate_forward(const at::Tensor& normed, const at::Tensor& scale, c
 std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, const at::Tensor& normed,
                                                     const at::Tensor& scale, int64_t threads, int64_t vec,
                                                     int64_t pack);
+// LayerNorm inside modulate (adaln_layer_norm.cu), statistics and row sums in ATen's order:
+// applies to float32 x, or bf16 x when `to_float` (autocast), with C % 4 == 0, x aligned to
+// 4 elements, modulation vectors 16-byte aligned with a batch stride that is a multiple of 4.
+bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
+                                 bool to_float);
+// layer_norm(float(x)) * (1 + scale) + shift -> (out float32, mean, rstd float32 [B, S, 1]).
+// threads: 128, 256 or 512 (one row per 128 threads).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
+                                                                           const at::Tensor& scale,
+                                                                           const at::Tensor& shift, double eps,
+                                                                           int64_t threads);
+// grad float32 -> (x's grad in x's dtype, grad * normed float32).
+std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
+                                                               const at::Tensor& mean, const at::Tensor& rstd,
+                                                               const at::Tensor& scale, int64_t threads);
 // x + y * gate -> float32. x, y float32 or bf16.
 at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
                          int64_t vec, int64_t pack);
@@ -68,6 +83,11 @@ at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t
 // [S, hd/2, 2] float64, hd = C / heads even, 16-byte aligned (then x pairs rotate).
 // float(x)^2 -> float32 [B, S, C]: the tensor ATen's mean reduces.
 at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
+// mean(float(x)^2, -1, keepdim) -> float32 [B, S, 1], summed in the order of ATen's CUDA mean
+// over the float32 squares (qk_norm_row_mean.cu); applies to >= 16 rows with 128 <= C <= 8160,
+// C % 4 == 0, x aligned to 4 elements. threads: a multiple of 32 (one row per warp).
+bool rms_row_mean_applies(const at::Tensor& x);
+at::Tensor rms_row_mean(const at::Tensor& x, int64_t threads);
 // float(T(x * r)) * w (then rotated) -> float32 [B, S, C], or [B, S, heads, hd] with a table.
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& table,
                          int64_t heads, int64_t threads, int64_t vec);

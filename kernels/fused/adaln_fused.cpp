@@ -1,9 +1,11 @@
-// ADALN's fused variant as LibTorch autograd functions over kernels/cuda/adaln_fused.cu:
-//  - modulate: layer_norm(x) * (1 + scale) + shift. The row statistics stay ATen's
-//    native_layer_norm (a reduction whose order a new kernel would change); the
-//    modulation is one fused pass. Backward: one fused pass for the elementwise grads,
-//    then the same ATen reductions autograd runs for the reference (sum_to for the
-//    broadcast scale/shift, native_layer_norm_backward), so the grads are bitwise equal.
+// ADALN's fused variant as LibTorch autograd functions over kernels/cuda/adaln_fused.cu and
+// adaln_layer_norm.cu:
+//  - modulate: layer_norm(x) * (1 + scale) + shift. Where ATen's LayerNorm takes its
+//    vectorised path (C % 4 == 0, float32 rows), one kernel computes the row statistics in
+//    ATen's order and modulates (forward), one fuses LayerNorm backward and modulate's
+//    elementwise grads (backward); scale/shift grads are the same at::sum_to autograd runs.
+//    Elsewhere the statistics stay ATen's native_layer_norm and only the modulation is
+//    fused (forward and backward), with native_layer_norm_backward for x's grad.
 //  - gated residual: x + y * gate, one pass; backward one pass plus sum_to for the gate.
 //  - bias add: y + bias (a linear layer's), one pass; backward the engine's own ops.
 // Under CUDA autocast the reference's layer_norm runs in float32 on a float32 copy of a
@@ -16,6 +18,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <tuple>
+
 namespace sg::kernels {
 namespace {
 
@@ -27,36 +31,48 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& shift,
                             const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec,
                             int64_t pack) {
-    const at::Tensor xin = to_float ? x.to(at::kFloat) : x;
-    const int64_t channels = x.size(-1);
-    auto [normed, mean, rstd] = at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
-    auto out = cuda::modulate_forward(normed, scale, shift, threads, vec, pack);
-    ctx->save_for_backward({xin, mean, rstd, normed, scale});
     ctx->saved_data["shift_sizes"] = shift.sizes().vec();
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["to_float"] = to_float;
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
     ctx->saved_data["pack"] = pack;
-    return out;
+    const bool layer_norm_inside = cuda::modulate_layer_norm_applies(x, scale, shift, to_float);
+    ctx->saved_data["layer_norm_inside"] = layer_norm_inside;
+    if (layer_norm_inside) {
+      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads);
+      ctx->save_for_backward({x, mean, rstd, scale});
+      return out;
+    }
+    const at::Tensor xin = to_float ? x.to(at::kFloat) : x;
+    const int64_t channels = x.size(-1);
+    auto [normed, mean, rstd] = at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
+    ctx->save_for_backward({xin, mean, rstd, scale, normed});
+    return cuda::modulate_forward(normed, scale, shift, threads, vec, pack);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const at::Tensor& g = grads[0];  // materialized: defined
+    const at::Tensor g = dense_aligned(grads[0]);  // materialized: defined
     const auto saved = ctx->get_saved_variables();
-    const auto &xin = saved[0], &mean = saved[1], &rstd = saved[2], &normed = saved[3], &scale = saved[4];
-    auto [g_normed, g_scale_elem] = cuda::modulate_backward(dense_aligned(g), normed, scale,
-                                                            ctx->saved_data["threads"].toInt(),
-                                                            ctx->saved_data["vec"].toInt(),
-                                                            ctx->saved_data["pack"].toInt());
+    const auto &xin = saved[0], &mean = saved[1], &rstd = saved[2], &scale = saved[3];
+    const int64_t threads = ctx->saved_data["threads"].toInt();
+    at::Tensor dx, g_scale_elem;
+    if (ctx->saved_data["layer_norm_inside"].toBool()) {
+      // xin is x itself here: the kernel widens it and casts the grad back to its dtype.
+      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads);
+    } else {
+      at::Tensor g_normed;
+      std::tie(g_normed, g_scale_elem) = cuda::modulate_backward(
+          g, saved[4], scale, threads, ctx->saved_data["vec"].toInt(), ctx->saved_data["pack"].toInt());
+      dx = std::get<0>(at::native_layer_norm_backward(g_normed, xin, {xin.size(-1)}, mean, rstd, /*weight=*/{},
+                                                      /*bias=*/{}, {true, false, false}));
+      if (ctx->saved_data["to_float"].toBool()) {
+        dx = dx.to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
+      }
+    }
     // The reductions autograd's engine runs for the reference's broadcast operands.
     auto g_scale = at::sum_to(g_scale_elem, scale.sizes());
     auto g_shift = at::sum_to(g, ctx->saved_data["shift_sizes"].toIntVector());
-    auto dx = std::get<0>(at::native_layer_norm_backward(g_normed, xin, {xin.size(-1)}, mean, rstd, /*weight=*/{},
-                                                         /*bias=*/{}, {true, false, false}));
-    if (ctx->saved_data["to_float"].toBool()) {
-      dx = dx.to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
-    }
     return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

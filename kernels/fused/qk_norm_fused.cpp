@@ -1,7 +1,8 @@
 // QKNORM's fused variant as a LibTorch autograd function over kernels/cuda/qk_norm_fused.cu:
 // RMSNorm (rms_norm_reference) with the elementwise chains fused and the reductions left
 // to ATen, so every sum keeps ATen's order and the result is bitwise the reference's:
-//  forward:  squares (one pass) -> ATen mean over the row, + eps, rsqrt on [B, S, 1] ->
+//  forward:  the row mean of the squares (one pass in ATen's order, qk_norm_row_mean.cu; or
+//            squares then ATen's mean) -> + eps, rsqrt on [B, S, 1] in ATen ->
 //            normalize, cast, weight (and rotate, for the video q/k) in one pass;
 //  backward: one pass for the two reduction operands -> ATen sum_to for r's and w's
 //            grads, rsqrt and mean backward on [B, S, 1] as autograd runs them -> one pass
@@ -32,9 +33,12 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec) {
     const at::Tensor table = table_or_none(table_arg);
-    auto sq = cuda::rms_square(x, threads, vec);
-    // The reference's xf.pow(2).mean(-1, keepdim) + eps and rsqrt, on the same float32 tensor.
-    auto r = at::rsqrt(sq.mean(-1, /*keepdim=*/true) + eps);
+    // The reference's xf.pow(2).mean(-1, keepdim): where ATen's reduction config is one warp
+    // per row, one kernel sums the squares in its order without materialising them;
+    // elsewhere ATen's mean runs on the squares. Then + eps and rsqrt as the reference.
+    auto mean = cuda::rms_row_mean_applies(x) ? cuda::rms_row_mean(x, threads)
+                                              : cuda::rms_square(x, threads, vec).mean(-1, /*keepdim=*/true);
+    auto r = at::rsqrt(mean + eps);
     auto out = cuda::rms_normalize(x, r, weight, table, heads, threads, vec);
     ctx->save_for_backward({x, r, weight, table_arg});
     ctx->saved_data["heads"] = heads;

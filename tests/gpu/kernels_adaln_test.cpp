@@ -84,6 +84,47 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
   }
 }
 
+// The LayerNorm-inside kernels (adaln_layer_norm.cu): they apply at the model's shapes, and
+// reproduce ATen's statistics and LayerNorm backward bit for bit, also where a row has fewer
+// 4-element vectors than its 128 threads (C = 36, 96: threads with no element combine
+// empty partials), several per thread (C = 3072), several rows per block with a partial
+// last block (21 rows), rows whose mean is far from zero, and a misaligned x (the
+// statistics then stay ATen's: still bitwise).
+TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
+  gpu_test::PoisonOutputs poison;
+  at::manual_seed(15);
+  const auto opts = at::TensorOptions().device(cuda0());
+  for (const auto& s : std::vector<AdalnShape>{{2, 1280, 1536}, {3, 7, 36}, {1, 5, 96}, {2, 3, 3072}}) {
+    for (double offset : {0.0, 300.0}) {
+      for (auto [dtype, autocast] :
+           std::vector<std::pair<at::ScalarType, bool>>{{at::kFloat, false}, {at::kBFloat16, true}}) {
+        auto x = (at::randn({s.b, s.seq, s.channels}, opts) * 3 + offset).to(dtype);
+        auto mod = modulation(s, false);
+        ASSERT_TRUE(cuda::modulate_layer_norm_applies(x, mod[1], mod[0], autocast));
+        auto seed = at::randn({s.b, s.seq, s.channels}, opts);
+        const std::vector<at::Tensor> in{x, mod[0], mod[1]};
+        const auto ref = modulate_pass(plain_adaln(), {}, in, seed, autocast);
+        const std::string what = std::string(" layer-norm inside ") + c10::toString(dtype) + " offset " +
+                                 std::to_string(offset) + " C=" + std::to_string(s.channels);
+        ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
+            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what,
+            [&](const ParamValues& p) { return modulate_pass(*fused_adaln(), p, in, seed, autocast); }));
+      }
+    }
+  }
+  // x one element into its buffer: not 16-byte aligned, so ATen's own LayerNorm leaves its
+  // vectorised path and the fused variant keeps ATen's statistics.
+  auto x = at::randn({2 * 7 * 36 + 1}, opts).narrow(0, 1, 2 * 7 * 36).view({2, 7, 36});
+  auto mod = modulation({2, 7, 36}, false);
+  EXPECT_FALSE(cuda::modulate_layer_norm_applies(x, mod[1], mod[0], false));
+  const std::vector<at::Tensor> in{x, mod[0], mod[1]};
+  auto seed = at::randn({2, 7, 36}, opts);
+  const auto ref = modulate_pass(plain_adaln(), {}, in, seed, false);
+  EXPECT_NO_FATAL_FAILURE(expect_every_variant_matches(
+      adaln_problem({x, mod[0], mod[1], 1e-6}), ref, " misaligned x",
+      [&](const ParamValues& p) { return modulate_pass(*fused_adaln(), p, in, seed, false); }));
+}
+
 TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(14);

@@ -1,0 +1,233 @@
+// ADALN modulate with the LayerNorm inside: layer_norm(float(x)) * (1 + scale) + shift in
+// one pass over x (forward) and LayerNorm backward + modulate backward in one pass over the
+// grad (backward), with the row statistics and row sums computed in ATen's own order
+// (layer_norm_order.cuh) so that mean, rstd, the output and x's grad are bitwise what
+// at::layer_norm and its autograd backward produce. Applies where ATen itself takes its
+// vectorised path (C % 4 == 0) on float32 rows: float32 x, or bf16 x under autocast (ATen
+// normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
+// Each 128-thread group of a block handles one row; `threads / 128` rows per block.
+#include "kernels/cuda/adaln_operands.hpp"
+#include "kernels/cuda/fused_math.hpp"
+#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/layer_norm_order.cuh"
+#include "kernels/cuda/vector_access.cuh"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstdint>
+
+namespace sg::kernels::cuda {
+namespace {
+
+namespace fm = fused_math;
+namespace lno = layer_norm_order;
+using lno::kRowThreads;
+using lno::kRowWarps;
+using lno::kVec;
+
+constexpr int kMaxRowsPerBlock = 4;
+
+// The row this thread's 128-thread group handles, and the thread's index in the group.
+struct RowSlot {
+  int group, t;
+  int64_t row;
+  bool valid;
+};
+__device__ inline RowSlot row_slot(int64_t rows) {
+  RowSlot s;
+  s.group = threadIdx.x / kRowThreads;
+  s.t = threadIdx.x % kRowThreads;
+  s.row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kRowThreads) + s.group;
+  s.valid = s.row < rows;
+  return s;
+}
+
+template <typename TX>
+__device__ inline void widen4(const TX* __restrict__ row, int i, float (&v)[kVec]) {
+  const auto p = load<kVec>(row, i * kVec);
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) v[e] = fm::to_float(p.v[e]);
+}
+
+template <typename TX>
+__global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,
+                                       const float* __restrict__ shift, float* __restrict__ out,
+                                       float* __restrict__ mean_out, float* __restrict__ rstd_out, int64_t rows, int n,
+                                       int64_t seq, int64_t scale_stride, int64_t shift_stride, float eps) {
+  __shared__ float slots[kMaxRowsPerBlock][3 * kRowWarps];
+  const RowSlot s = row_slot(rows);
+  const TX* xr = x + (s.valid ? s.row : 0) * n;
+  const auto stats =
+      lno::row_stats([&](int i, float(&v)[kVec]) { widen4(xr, i, v); }, s.valid ? n : 0, slots[s.group], s.t);
+  if (!s.valid) return;
+  const float rstd = rsqrtf(fm::fadd(stats.sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
+  const int64_t b = s.row / seq;
+  const float* sc = scale + b * scale_stride;
+  const float* sh = shift + b * shift_stride;
+  float* o = out + s.row * n;
+  for (int i = s.t; i < n / kVec; i += kRowThreads) {
+    float v[kVec];
+    widen4(xr, i, v);
+    const auto scv = load<kVec>(sc, i * kVec);
+    const auto shv = load<kVec>(sh, i * kVec);
+    Pack<float, kVec> r;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e], shv.v[e]);
+    store<kVec>(o, i * kVec, r);
+  }
+  if (s.t == 0) {
+    mean_out[s.row] = stats.mean;
+    rstd_out[s.row] = rstd;
+  }
+}
+
+// grad: float32 grad of the modulated output. Pass 1 writes grad * normed (for scale's
+// grad) and sums LayerNorm backward's row terms over dy = grad * (1 + scale); pass 2 writes
+// x's grad (ATen's float32 value, then cast to x's dtype as autocast's ToCopyBackward does).
+template <typename TX>
+__global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX* __restrict__ x,
+                                       const float* __restrict__ mean, const float* __restrict__ rstd,
+                                       const float* __restrict__ scale, TX* __restrict__ dx,
+                                       float* __restrict__ g_scale_elem, int64_t rows, int n, int64_t seq,
+                                       int64_t scale_stride) {
+  __shared__ float slots[kMaxRowsPerBlock][kRowWarps];
+  __shared__ float sums[kMaxRowsPerBlock][2];
+  const RowSlot s = row_slot(rows);
+  const int64_t off = (s.valid ? s.row : 0) * n;
+  const float m = s.valid ? mean[s.row] : 0.0f;
+  const float rs = s.valid ? rstd[s.row] : 0.0f;
+  const float* sc = scale + (s.valid ? s.row / seq : 0) * scale_stride;
+  float sum1 = 0.0f, sum2 = 0.0f;
+  for (int i = s.valid ? s.t : n; i < n / kVec; i += kRowThreads) {
+    const auto g = load<kVec>(grad + off, i * kVec);
+    float v[kVec];
+    widen4(x + off, i, v);
+    const auto scv = load<kVec>(sc, i * kVec);
+    Pack<float, kVec> gs;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      float dy;
+      fm::modulate_backward(g.v[e], fm::layer_norm_normalize(v[e], m, rs), scv.v[e], dy, gs.v[e]);
+      fm::layer_norm_grad_terms(dy, v[e], m, rs, sum1, sum2);
+    }
+    store<kVec>(g_scale_elem + off, i * kVec, gs);
+  }
+  sum1 = lno::row_sum(sum1, slots[s.group], s.t);
+  sum2 = lno::row_sum(sum2, slots[s.group], s.t);
+  if (s.t == 0) {
+    sums[s.group][0] = sum1;
+    sums[s.group][1] = sum2;
+  }
+  __syncthreads();
+  if (!s.valid) return;
+  sum1 = sums[s.group][0];
+  sum2 = sums[s.group][1];
+  const float fn = static_cast<float>(n);
+  const float term1 = fm::fmul(fm::fdiv(1.0f, fn), rs);
+  for (int i = s.t; i < n / kVec; i += kRowThreads) {
+    const auto g = load<kVec>(grad + off, i * kVec);
+    float v[kVec];
+    widen4(x + off, i, v);
+    const auto scv = load<kVec>(sc, i * kVec);
+    Pack<TX, kVec> r;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const float dy = fm::modulate_grad_normed(g.v[e], scv.v[e]);
+      r.v[e] = fm::from_float<TX>(fm::layer_norm_grad_input(dy, v[e], m, rs, sum1, sum2, fn, term1));
+    }
+    store<kVec>(dx + off, i * kVec, r);
+  }
+}
+
+bool aligned(const at::Tensor& t, int64_t bytes) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % bytes == 0; }
+
+// Rows per block and the grid for `rows` rows.
+dim3 row_grid(int64_t rows, int64_t threads) {
+  TORCH_CHECK(threads % kRowThreads == 0 && threads / kRowThreads <= kMaxRowsPerBlock,
+              "adaln: layer-norm modulate needs threads in {128, 256, 512}");
+  const int64_t per_block = threads / kRowThreads;
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many rows");
+  return dim3(static_cast<unsigned>(blocks));
+}
+
+}  // namespace
+
+bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
+                                 bool to_float) {
+  if (!x.is_cuda() || x.dim() != 3 || !x.is_contiguous() || x.numel() == 0) return false;
+  if (!(x.scalar_type() == at::kFloat || (to_float && x.scalar_type() == at::kBFloat16))) return false;
+  const int64_t c = x.size(2);
+  // ATen's vectorised LayerNorm: C % 4 == 0, C <= 2^24, its input aligned to 4 elements (a
+  // float32 copy under autocast is a new, aligned tensor; x itself must be aligned for the loads).
+  if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned(x, kVec * x.element_size())) return false;
+  for (const auto* m : {&scale, &shift}) {
+    if (!m->is_cuda() || m->scalar_type() != at::kFloat || m->dim() != 3 || m->size(1) != 1 || m->size(2) != c ||
+        m->stride(2) != 1 || !(m->size(0) == 1 || m->size(0) == x.size(0)) || !aligned(*m, 16) ||
+        (m->size(0) > 1 && m->stride(0) % kVec != 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
+                                                                           const at::Tensor& scale,
+                                                                           const at::Tensor& shift, double eps,
+                                                                           int64_t threads) {
+  adaln::check_rows(x, x);
+  TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned(x, kVec * x.element_size()),
+              "adaln: layer-norm modulate needs [B, S, C] rows with C % 4 == 0, aligned");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const int64_t ss = adaln::mod_stride(scale, x), hs = adaln::mod_stride(shift, x);
+  const int64_t rows = x.size(0) * x.size(1);
+  auto out = empty_output(x.sizes(), x.options().dtype(at::kFloat));
+  auto mean = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
+  auto rstd = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
+  if (rows == 0) return {out, mean, rstd};
+  const dim3 grid = row_grid(rows, threads);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  adaln::with_type(x.scalar_type(), [&](auto tx) {
+    using TX = decltype(tx);
+    modulate_ln_fwd_kernel<TX><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+        x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
+        mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
+        static_cast<float>(eps));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {out, mean, rstd};
+}
+
+std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
+                                                               const at::Tensor& mean, const at::Tensor& rstd,
+                                                               const at::Tensor& scale, int64_t threads) {
+  adaln::check_rows(x, x);
+  adaln::check_rows(grad, x);
+  TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned(grad, 16), "adaln: modulate grad must be aligned float32");
+  TORCH_CHECK(mean.is_contiguous() && rstd.is_contiguous() && mean.numel() == x.size(0) * x.size(1) &&
+                  rstd.numel() == mean.numel() && mean.scalar_type() == at::kFloat &&
+                  rstd.scalar_type() == at::kFloat,
+              "adaln: mean and rstd must be float32 with one value per row");
+  const c10::cuda::CUDAGuard guard(x.device());
+  const int64_t ss = adaln::mod_stride(scale, x);
+  const int64_t rows = x.size(0) * x.size(1);
+  auto dx = empty_output(x.sizes(), x.options());
+  auto g_scale_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
+  if (rows == 0) return {dx, g_scale_elem};
+  const dim3 grid = row_grid(rows, threads);
+  auto stream = at::cuda::getCurrentCUDAStream();
+  adaln::with_type(x.scalar_type(), [&](auto tx) {
+    using TX = decltype(tx);
+    modulate_ln_bwd_kernel<TX><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+        grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+        scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows,
+        static_cast<int>(x.size(2)), x.size(1), ss);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return {dx, g_scale_elem};
+}
+
+}  // namespace sg::kernels::cuda

@@ -1,0 +1,81 @@
+// The row reductions of LibTorch 2.x's CUDA LayerNorm, in its order, for kernels that fuse
+// work around them and must produce its bits (adaln_layer_norm.cu). ATen runs one row per
+// block of 128 threads (num_threads(): 4 warps); thread t reads the row's 4-element
+// vectors t, t + 128, ... ; a warp combines by shuffles down 16, 8, 4, 2, 1; the 4 warps
+// then combine as a tree (forward) or through shared memory and one more warp shuffle
+// (backward's BlockReduceSum). Here a block may hold several such 128-thread row groups;
+// each calls these with `t` = its thread index in the group and its own shared slots. Every
+// thread of the block must call them (they synchronise the block).
+#pragma once
+
+#include "kernels/cuda/fused_math.hpp"
+
+namespace sg::kernels::cuda::layer_norm_order {
+
+constexpr int kRowThreads = 128;
+constexpr int kRowWarps = kRowThreads / 32;
+constexpr int kVec = 4;
+
+// Welford statistics of a row (n floats after widening; n % 4 == 0 or the row empty), as
+// ATen's compute_stats: returns {mean, variance (biased), 0}. `slots`: 3 * kRowWarps floats
+// of shared memory for this row group.
+template <typename LoadVec>
+__device__ inline fused_math::WelfordLN row_stats(LoadVec&& load_vec, int n, float* slots, int t) {
+  namespace fm = fused_math;
+  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
+  for (int i = t; i < n / kVec; i += kRowThreads) {
+    float v[kVec];
+    load_vec(i, v);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e]);
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const fm::WelfordLN other{__shfl_down_sync(0xffffffffu, w.mean, offset),
+                              __shfl_down_sync(0xffffffffu, w.sigma2, offset),
+                              __shfl_down_sync(0xffffffffu, w.count, offset)};
+    w = fm::welford_combine(w, other);
+  }
+  const int warp = t / 32, lane = t % 32;
+  for (int offset = kRowWarps / 2; offset > 0; offset /= 2) {
+    if (lane == 0 && warp >= offset && warp < 2 * offset) {
+      float* s = slots + 3 * (warp - offset);
+      s[0] = w.mean;
+      s[1] = w.sigma2;
+      s[2] = w.count;
+    }
+    __syncthreads();
+    if (lane == 0 && warp < offset) {
+      const float* s = slots + 3 * warp;
+      w = fm::welford_combine(w, {s[0], s[1], s[2]});
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    slots[0] = w.mean;
+    slots[1] = fm::fdiv(w.sigma2, static_cast<float>(n));
+  }
+  __syncthreads();
+  return {slots[0], slots[1], 0.0f};
+}
+
+// ATen's WarpReduceSum: val += shuffle down 16, 8, 4, 2, 1.
+__device__ inline float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = fused_math::fadd(v, __shfl_down_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// ATen's BlockReduceSum over a 128-thread row group: warp sums, the 4 warp results in
+// `slots` (kRowWarps floats), then warp 0 sums them with zeros in its other lanes. The
+// result is valid in thread t == 0.
+__device__ inline float row_sum(float v, float* slots, int t) {
+  const int warp = t / 32, lane = t % 32;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) slots[warp] = v;
+  __syncthreads();
+  v = t < kRowWarps ? slots[lane] : 0.0f;
+  if (warp == 0) v = warp_sum(v);
+  return v;
+}
+
+}  // namespace sg::kernels::cuda::layer_norm_order

@@ -1,0 +1,20 @@
+// Aligned vector accesses for the elementwise CUDA kernels: kPack consecutive elements loaded
+// and stored as one access (16 bytes for 4 floats, 8 for 4 bf16) when kPack > 1.
+#pragma once
+
+namespace sg::kernels::cuda {
+
+template <typename T, int kPack>
+struct alignas(sizeof(T) * kPack) Pack {
+  T v[kPack];
+};
+template <int kPack, typename T, typename I>
+__device__ inline Pack<T, kPack> load(const T* __restrict__ p, I i) {
+  return *reinterpret_cast<const Pack<T, kPack>*>(p + i);
+}
+template <int kPack, typename T, typename I>
+__device__ inline void store(T* __restrict__ p, I i, const Pack<T, kPack>& v) {
+  *reinterpret_cast<Pack<T, kPack>*>(p + i) = v;
+}
+
+}  // namespace sg::kernels::cuda
