@@ -5,7 +5,8 @@
 // at::layer_norm and its autograd backward produce. Applies where ATen itself takes its
 // vectorised path (C % 4 == 0) on float32 rows: float32 x, or bf16 x under autocast (ATen
 // normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
-// Each 128-thread group of a block handles one row; `threads / 128` rows per block.
+// Each 128-thread group of a block handles one row; `threads / 128` rows per block. A row of
+// up to 2048 elements stays in registers between the passes (one read of x, and of the grad).
 #include "kernels/cuda/adaln_operands.hpp"
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -17,6 +18,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace sg::kernels::cuda {
 namespace {
@@ -44,32 +46,58 @@ __device__ inline RowSlot row_slot(int64_t rows) {
   return s;
 }
 
+// The row's 4-element vector i, widened to float.
 template <typename TX>
 __device__ inline void widen4(const TX* __restrict__ row, int i, float (&v)[kVec]) {
-  const auto p = load<kVec>(row, i * kVec);
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) v[e] = fm::to_float(p.v[e]);
+  load_float<kVec>(row, i * kVec, v);
 }
 
-template <typename TX>
+// A thread's vectors i = t + k * 128 of a row, k < kCached, held in registers between the
+// passes (all loads issued before the first use); with kCached == 0 every pass reads them
+// again (rows longer than 128 * kCached vectors).
+constexpr int kCachedVectors = 4;
+template <int kCached>
+struct RowCache {
+  float x[kCached > 0 ? kCached : 1][kVec];
+  float g[kCached > 0 ? kCached : 1][kVec];
+};
+
+template <typename TX, int kCached>
 __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,
                                        const float* __restrict__ shift, float* __restrict__ out,
                                        float* __restrict__ mean_out, float* __restrict__ rstd_out, int64_t rows, int n,
                                        int64_t seq, int64_t scale_stride, int64_t shift_stride, float eps) {
   __shared__ float slots[kMaxRowsPerBlock][3 * kRowWarps];
   const RowSlot s = row_slot(rows);
+  const int nv = s.valid ? n / kVec : 0;
   const TX* xr = x + (s.valid ? s.row : 0) * n;
-  const auto stats =
-      lno::row_stats([&](int i, float(&v)[kVec]) { widen4(xr, i, v); }, s.valid ? n : 0, slots[s.group], s.t);
+  RowCache<kCached> c;
+  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) widen4(xr, s.t + k * kRowThreads, c.x[k]);
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, c.x[k][e]);
+  } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      widen4(xr, i, v);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e]);
+    }
+  }
+  const auto stats = lno::row_stats(w, n, slots[s.group], s.t);
   if (!s.valid) return;
   const float rstd = rsqrtf(fm::fadd(stats.sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
   const int64_t b = s.row / seq;
   const float* sc = scale + b * scale_stride;
   const float* sh = shift + b * shift_stride;
   float* o = out + s.row * n;
-  for (int i = s.t; i < n / kVec; i += kRowThreads) {
-    float v[kVec];
-    widen4(xr, i, v);
+  auto emit = [&](int i, const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     const auto shv = load<kVec>(sh, i * kVec);
     Pack<float, kVec> r;
@@ -77,6 +105,17 @@ __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __
     for (int e = 0; e < kVec; ++e)
       r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e], shv.v[e]);
     store<kVec>(o, i * kVec, r);
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) emit(s.t + k * kRowThreads, c.x[k]);
+  } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      widen4(xr, i, v);
+      emit(i, v);
+    }
   }
   if (s.t == 0) {
     mean_out[s.row] = stats.mean;
@@ -87,7 +126,7 @@ __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __
 // grad: float32 grad of the modulated output. Pass 1 writes grad * normed (for scale's
 // grad) and sums LayerNorm backward's row terms over dy = grad * (1 + scale); pass 2 writes
 // x's grad (ATen's float32 value, then cast to x's dtype as autocast's ToCopyBackward does).
-template <typename TX>
+template <typename TX, int kCached>
 __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX* __restrict__ x,
                                        const float* __restrict__ mean, const float* __restrict__ rstd,
                                        const float* __restrict__ scale, TX* __restrict__ dx,
@@ -96,24 +135,43 @@ __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX*
   __shared__ float slots[kMaxRowsPerBlock][kRowWarps];
   __shared__ float sums[kMaxRowsPerBlock][2];
   const RowSlot s = row_slot(rows);
+  const int nv = s.valid ? n / kVec : 0;
   const int64_t off = (s.valid ? s.row : 0) * n;
   const float m = s.valid ? mean[s.row] : 0.0f;
   const float rs = s.valid ? rstd[s.row] : 0.0f;
   const float* sc = scale + (s.valid ? s.row / seq : 0) * scale_stride;
-  float sum1 = 0.0f, sum2 = 0.0f;
-  for (int i = s.valid ? s.t : n; i < n / kVec; i += kRowThreads) {
-    const auto g = load<kVec>(grad + off, i * kVec);
-    float v[kVec];
+  auto read = [&](int i, float(&g)[kVec], float(&v)[kVec]) {
+    const auto gp = load<kVec>(grad + off, i * kVec);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) g[e] = gp.v[e];
     widen4(x + off, i, v);
+  };
+  float sum1 = 0.0f, sum2 = 0.0f;
+  auto terms = [&](int i, const float(&g)[kVec], const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     Pack<float, kVec> gs;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       float dy;
-      fm::modulate_backward(g.v[e], fm::layer_norm_normalize(v[e], m, rs), scv.v[e], dy, gs.v[e]);
+      fm::modulate_backward(g[e], fm::layer_norm_normalize(v[e], m, rs), scv.v[e], dy, gs.v[e]);
       fm::layer_norm_grad_terms(dy, v[e], m, rs, sum1, sum2);
     }
     store<kVec>(g_scale_elem + off, i * kVec, gs);
+  };
+  RowCache<kCached> c;
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) read(s.t + k * kRowThreads, c.g[k], c.x[k]);
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) terms(s.t + k * kRowThreads, c.g[k], c.x[k]);
+  } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float g[kVec], v[kVec];
+      read(i, g, v);
+      terms(i, g, v);
+    }
   }
   sum1 = lno::row_sum(sum1, slots[s.group], s.t);
   sum2 = lno::row_sum(sum2, slots[s.group], s.t);
@@ -127,18 +185,36 @@ __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX*
   sum2 = sums[s.group][1];
   const float fn = static_cast<float>(n);
   const float term1 = fm::fmul(fm::fdiv(1.0f, fn), rs);
-  for (int i = s.t; i < n / kVec; i += kRowThreads) {
-    const auto g = load<kVec>(grad + off, i * kVec);
-    float v[kVec];
-    widen4(x + off, i, v);
+  auto emit = [&](int i, const float(&g)[kVec], const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     Pack<TX, kVec> r;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
-      const float dy = fm::modulate_grad_normed(g.v[e], scv.v[e]);
+      const float dy = fm::modulate_grad_normed(g[e], scv.v[e]);
       r.v[e] = fm::from_float<TX>(fm::layer_norm_grad_input(dy, v[e], m, rs, sum1, sum2, fn, term1));
     }
     store<kVec>(dx + off, i * kVec, r);
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) emit(s.t + k * kRowThreads, c.g[k], c.x[k]);
+  } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float g[kVec], v[kVec];
+      read(i, g, v);
+      emit(i, g, v);
+    }
+  }
+}
+
+// Calls f(kCached constant): registers for rows of up to 128 * kCachedVectors vectors.
+template <typename F>
+void with_cache(int64_t channels, F&& f) {
+  if (channels / kVec <= int64_t{kRowThreads} * kCachedVectors) {
+    f(std::integral_constant<int, kCachedVectors>{});
+  } else {
+    f(std::integral_constant<int, 0>{});
   }
 }
 
@@ -192,11 +268,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   auto stream = at::cuda::getCurrentCUDAStream();
   adaln::with_type(x.scalar_type(), [&](auto tx) {
     using TX = decltype(tx);
-    modulate_ln_fwd_kernel<TX><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-        x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
-        mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
-        static_cast<float>(eps));
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    with_cache(x.size(2), [&](auto cached) {
+      modulate_ln_fwd_kernel<TX, decltype(cached)::value><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+          x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
+          mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
+          static_cast<float>(eps));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    });
   });
   return {out, mean, rstd};
 }
@@ -221,11 +299,13 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
   auto stream = at::cuda::getCurrentCUDAStream();
   adaln::with_type(x.scalar_type(), [&](auto tx) {
     using TX = decltype(tx);
-    modulate_ln_bwd_kernel<TX><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-        grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-        scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows,
-        static_cast<int>(x.size(2)), x.size(1), ss);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    with_cache(x.size(2), [&](auto cached) {
+      modulate_ln_bwd_kernel<TX, decltype(cached)::value><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+          grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+          scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows,
+          static_cast<int>(x.size(2)), x.size(1), ss);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    });
   });
   return {dx, g_scale_elem};
 }

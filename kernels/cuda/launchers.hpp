@@ -83,11 +83,13 @@ at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t
 // [S, hd/2, 2] float64, hd = C / heads even, 16-byte aligned (then x pairs rotate).
 // float(x)^2 -> float32 [B, S, C]: the tensor ATen's mean reduces.
 at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
-// mean(float(x)^2, -1, keepdim) -> float32 [B, S, 1], summed in the order of ATen's CUDA mean
-// over the float32 squares (qk_norm_row_mean.cu); applies to >= 16 rows with 128 <= C <= 8160,
-// C % 4 == 0, x aligned to 4 elements. threads: a multiple of 32 (one row per warp).
-bool rms_row_mean_applies(const at::Tensor& x);
-at::Tensor rms_row_mean(const at::Tensor& x, int64_t threads);
+// The whole forward in one pass per row (qk_norm_rows.cu): the mean of float(x)^2 summed in
+// the order of ATen's CUDA mean over the squares, + eps, rsqrt, then as rms_normalize ->
+// (out, r). Applies to >= 16 rows with 128 <= C <= 8160, C % 4 == 0, x aligned to 4 elements,
+// w float32 [C] 16-byte aligned. threads: a multiple of 32 (one row per warp).
+bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w);
+std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
+                                                int64_t heads, double eps, int64_t threads);
 // float(T(x * r)) * w (then rotated) -> float32 [B, S, C], or [B, S, heads, hd] with a table.
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& table,
                          int64_t heads, int64_t threads, int64_t vec);

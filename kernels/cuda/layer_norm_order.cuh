@@ -16,19 +16,13 @@ constexpr int kRowThreads = 128;
 constexpr int kRowWarps = kRowThreads / 32;
 constexpr int kVec = 4;
 
-// Welford statistics of a row (n floats after widening; n % 4 == 0 or the row empty), as
-// ATen's compute_stats: returns {mean, variance (biased), 0}. `slots`: 3 * kRowWarps floats
-// of shared memory for this row group.
-template <typename LoadVec>
-__device__ inline fused_math::WelfordLN row_stats(LoadVec&& load_vec, int n, float* slots, int t) {
+// The thread's Welford partial over its vectors t, t + 128, ... (ATen's compute_stats loop);
+// the caller pushes them (fused_math::welford_push, 4 per vector, in this order), from
+// registers or memory. Then row_stats combines the partials of the row group as ATen does
+// and returns {mean, variance (biased, over n), 0}. `slots`: 3 * kRowWarps floats of shared
+// memory for this row group.
+__device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN w, int n, float* slots, int t) {
   namespace fm = fused_math;
-  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
-  for (int i = t; i < n / kVec; i += kRowThreads) {
-    float v[kVec];
-    load_vec(i, v);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e]);
-  }
   for (int offset = 16; offset > 0; offset >>= 1) {
     const fm::WelfordLN other{__shfl_down_sync(0xffffffffu, w.mean, offset),
                               __shfl_down_sync(0xffffffffu, w.sigma2, offset),

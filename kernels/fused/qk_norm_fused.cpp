@@ -1,9 +1,10 @@
 // QKNORM's fused variant as a LibTorch autograd function over kernels/cuda/qk_norm_fused.cu:
 // RMSNorm (rms_norm_reference) with the elementwise chains fused and the reductions left
 // to ATen, so every sum keeps ATen's order and the result is bitwise the reference's:
-//  forward:  the row mean of the squares (one pass in ATen's order, qk_norm_row_mean.cu; or
-//            squares then ATen's mean) -> + eps, rsqrt on [B, S, 1] in ATen ->
-//            normalize, cast, weight (and rotate, for the video q/k) in one pass;
+//  forward:  one pass per row (qk_norm_rows.cu: the mean of squares summed in ATen's order,
+//            + eps, rsqrt, normalize, cast, weight, and rotate for the video q/k) where
+//            ATen's mean is one warp per row; elsewhere squares (one pass) -> ATen mean,
+//            + eps, rsqrt on [B, S, 1] -> normalize, cast, weight (and rotate) in one pass;
 //  backward: one pass for the two reduction operands -> ATen sum_to for r's and w's
 //            grads, rsqrt and mean backward on [B, S, 1] as autograd runs them -> one pass
 //            for x's grad (MulBackward + PowBackward summed, cast to x's dtype).
@@ -15,6 +16,8 @@
 #include "kernels/fused/fused_variants.hpp"
 
 #include <torch/csrc/autograd/custom_function.h>
+
+#include <tuple>
 
 namespace sg::kernels {
 namespace {
@@ -33,13 +36,15 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec) {
     const at::Tensor table = table_or_none(table_arg);
-    // The reference's xf.pow(2).mean(-1, keepdim): where ATen's reduction config is one warp
-    // per row, one kernel sums the squares in its order without materialising them;
-    // elsewhere ATen's mean runs on the squares. Then + eps and rsqrt as the reference.
-    auto mean = cuda::rms_row_mean_applies(x) ? cuda::rms_row_mean(x, threads)
-                                              : cuda::rms_square(x, threads, vec).mean(-1, /*keepdim=*/true);
-    auto r = at::rsqrt(mean + eps);
-    auto out = cuda::rms_normalize(x, r, weight, table, heads, threads, vec);
+    at::Tensor out, r;
+    if (cuda::rms_norm_rows_applies(x, weight)) {
+      // Where ATen's mean is one warp per row: one pass, the sum in ATen's order.
+      std::tie(out, r) = cuda::rms_norm_rows(x, weight, table, heads, eps, threads);
+    } else {
+      // The reference's xf.pow(2).mean(-1, keepdim) + eps and rsqrt, on the same float32 tensor.
+      r = at::rsqrt(cuda::rms_square(x, threads, vec).mean(-1, /*keepdim=*/true) + eps);
+      out = cuda::rms_normalize(x, r, weight, table, heads, threads, vec);
+    }
     ctx->save_for_backward({x, r, weight, table_arg});
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["threads"] = threads;

@@ -69,10 +69,11 @@ TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
   }
 }
 
-// The row mean of squares in ATen's reduction order (qk_norm_row_mean.cu) at the edges of
-// where it applies (16 rows; C = 128 and 8160; rows with values far from zero) and just
-// outside them (15 rows, C = 124: ATen's mean on the squares), bit for bit with plain.
-TEST(KernelsQkNorm, RowMeanInAtenOrderMatchesPlainBitwise) {
+// The one-pass forward with the mean of squares in ATen's reduction order (qk_norm_rows.cu)
+// at the edges of where it applies (16 rows; C = 128, 2048 in registers, 2052 and 8160 read
+// twice; rows with values far from zero) and just outside them (15 rows, C = 124: ATen's
+// mean on the squares), bit for bit with plain.
+TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(33);
   const auto opts = at::TensorOptions().device(cuda0());
@@ -82,20 +83,21 @@ TEST(KernelsQkNorm, RowMeanInAtenOrderMatchesPlainBitwise) {
     bool applies;
   };
   for (const auto& k : std::vector<Case>{{{2, 1280, 1536}, 0.25, true}, {{1, 16, 128}, 0.25, true},
+                                         {{2, 8, 2048}, 0.25, true}, {{2, 8, 2052}, 0.25, true},
                                          {{2, 8, 8160}, 0.25, true}, {{4, 9, 1536}, 40.0, true},
                                          {{1, 15, 1536}, 0.25, false}, {{2, 16, 124}, 0.25, false}}) {
     const auto& s = k.shape;
     for (auto [dtype, autocast] : dtype_cases()) {
       auto x = (at::randn({s.b, s.seq, s.channels}, opts) * 2 + k.offset).to(dtype);
-      EXPECT_EQ(cuda::rms_row_mean_applies(x), k.applies) << s.seq << "x" << s.channels;
       auto w = at::randn({s.channels}, opts) * 0.5 + 1;
+      EXPECT_EQ(cuda::rms_norm_rows_applies(x, w), k.applies) << s.seq << "x" << s.channels;
       auto seed = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, at::kFloat, cuda0());
       const std::vector<at::Tensor> in{x, w, at::Tensor()};
       const auto ref = norm_pass(plain_qk_norm(), {}, in, 1, seed, autocast);
       for (const auto& p : legal_params(family("QKNORM"))) {
         gpu_test::expect_same(ref, norm_pass(*fused_qk_norm(), p, in, 1, seed, autocast),
                               label(p, dtype, autocast,
-                                    "row mean " + std::to_string(s.b * s.seq) + "x" + std::to_string(s.channels)));
+                                    "row pass " + std::to_string(s.b * s.seq) + "x" + std::to_string(s.channels)));
       }
     }
   }

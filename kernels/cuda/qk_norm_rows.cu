@@ -1,0 +1,165 @@
+// QKNORM's forward as one pass per row: rms_norm_reference (and the 3-D RoPE rotation for
+// the video q/k) with the row mean of squares summed in the order of ATen's CUDA mean over
+// the last dim of a float32 [R, C] tensor (LibTorch 2.x, Reduce.cuh's ReduceOp with MeanOps,
+// vt0 = input_vec_size = 4): for R >= 16 rows and 128 <= C <= 8160, C % 4 == 0,
+// setReduceConfig picks blocks of 32 x 16 threads, one warp per row and no split across
+// warps or blocks; lane l adds the 4-float vectors l, l + 32, ... into 4 accumulators (one
+// per vector slot), folds them ((a0 + a1) + a2) + a3, the warp sums by shuffles down 16,
+// 8, 4, 2, 1, and the sum is multiplied by factor = float(R) / float(R * C). Then, as the
+// reference's next ATen kernels: + eps (float), rsqrtf, and the per-element
+// normalisation of fused_math.hpp. Squaring x in registers gives the values ATen reads from
+// its squares tensor, which is never materialised; a row of up to 2048 elements is read once.
+#include "kernels/cuda/fused_math.hpp"
+#include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/vector_access.cuh"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace sg::kernels::cuda {
+namespace {
+
+namespace fm = fused_math;
+constexpr int kWarp = 32;
+constexpr int kVec = 4;
+constexpr int kCachedVectors = 16;  // per lane: rows of up to 32 * 16 * 4 = 2048 elements
+
+template <typename T, bool kRope, int kCached>
+__global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
+                                     const double2* __restrict__ table, float* __restrict__ out,
+                                     float* __restrict__ r_out, int64_t rows, int c, int64_t seq, int half_head,
+                                     float factor, float eps) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  if (row >= rows) return;  // the whole warp: one row per warp
+  const T* xr = x + row * c;
+  const int nv = c / kVec;
+  float cached[kCached > 0 ? kCached : 1][kVec];
+  float acc[kVec] = {0.0f, 0.0f, 0.0f, 0.0f};
+  auto add = [&](const float(&v)[kVec]) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) acc[e] = fm::fadd(acc[e], fm::rms_square(v[e]));
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (lane + k * kWarp < nv) load_float<kVec>(xr, (lane + k * kWarp) * kVec, cached[k]);
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (lane + k * kWarp < nv) add(cached[k]);
+  } else {
+    for (int i = lane; i < nv; i += kWarp) {
+      float v[kVec];
+      load_float<kVec>(xr, i * kVec, v);
+      add(v);
+    }
+  }
+  float sum = fm::fadd(fm::fadd(fm::fadd(acc[0], acc[1]), acc[2]), acc[3]);
+  for (int offset = kWarp / 2; offset > 0; offset >>= 1) sum = fm::fadd(sum, __shfl_down_sync(0xffffffffu, sum, offset));
+  sum = __shfl_sync(0xffffffffu, sum, 0);
+  const float r = rsqrtf(fm::fadd(fm::fmul(sum, factor), eps));  // mean, + eps, ATen's rsqrt (rsqrtf)
+  if (lane == 0) r_out[row] = r;
+  float* o = out + row * c;
+  auto emit = [&](int i, const float(&v)[kVec]) {
+    const auto wv = load<kVec>(w, i * kVec);
+    Pack<float, kVec> res;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) res.v[e] = fm::rms_normalize<T>(v[e], r, wv.v[e]);
+    if constexpr (kRope) {
+#pragma unroll
+      for (int e = 0; e < kVec; e += 2) {
+        const int ch = i * kVec + e;
+        const double2 cs = __ldg(&table[(row % seq) * half_head + (ch / 2) % half_head]);
+        double r0, r1;
+        fm::rope_forward(fm::to_double(res.v[e]), fm::to_double(res.v[e + 1]), cs.x, cs.y, r0, r1);
+        res.v[e] = fm::from_double<float>(r0);
+        res.v[e + 1] = fm::from_double<float>(r1);
+      }
+    }
+    store<kVec>(o, i * kVec, res);
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (lane + k * kWarp < nv) emit(lane + k * kWarp, cached[k]);
+  } else {
+    for (int i = lane; i < nv; i += kWarp) {
+      float v[kVec];
+      load_float<kVec>(xr, i * kVec, v);
+      emit(i, v);
+    }
+  }
+}
+
+bool aligned(const at::Tensor& t, int64_t bytes) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % bytes == 0; }
+
+}  // namespace
+
+bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
+  if (!x.is_cuda() || x.dim() != 3 || !x.is_contiguous()) return false;
+  if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return false;
+  const int64_t rows = x.size(0) * x.size(1), c = x.size(2);
+  return rows >= 16 && c >= 128 && c <= 8160 && c % kVec == 0 && aligned(x, kVec * x.element_size()) &&
+         w.is_cuda() && w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == c && w.is_contiguous() &&
+         aligned(w, 16);
+}
+
+std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
+                                                int64_t heads, double eps, int64_t threads) {
+  TORCH_CHECK(rms_norm_rows_applies(x, w), "qk_norm: the row pass needs contiguous aligned [B, S, C] rows "
+                                           "(16 or more, 128 <= C <= 8160, C % 4 == 0) and a float32 [C] weight");
+  TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 1024, "qk_norm: bad threads");
+  const bool rope = table.defined();
+  const int64_t rows = x.size(0) * x.size(1), c = x.size(2), seq = x.size(1);
+  TORCH_CHECK(!rope || (heads > 0 && c % heads == 0 && (c / heads) % 2 == 0 && table.scalar_type() == at::kDouble &&
+                        table.is_contiguous() && table.dim() == 3 && table.size(0) == seq &&
+                        table.size(1) == c / heads / 2 && aligned(table, 16)),
+              "qk_norm: the rotation table must be float64 [S, hd / 2, 2], 16-byte aligned");
+  const c10::cuda::CUDAGuard guard(x.device());
+  auto sizes = rope ? std::vector<int64_t>{x.size(0), x.size(1), heads, c / heads} : x.sizes().vec();
+  auto out = empty_output(sizes, x.options().dtype(at::kFloat));
+  auto r = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
+  // ATen's MeanOps factor: float(num outputs) / numel, the int64 numel converted to float;
+  // `+ eps` adds the scalar as float.
+  const float factor = static_cast<float>(rows) / static_cast<float>(rows * c);
+  const int64_t per_block = threads / kWarp;
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  TORCH_CHECK(blocks < (int64_t{1} << 31), "qk_norm: too many rows");
+  auto stream = at::cuda::getCurrentCUDAStream();
+  const double2* tab = rope ? reinterpret_cast<const double2*>(table.data_ptr<double>()) : nullptr;
+  const int half_head = rope ? static_cast<int>(c / heads / 2) : 1;
+  auto launch = [&](auto t, auto with_rope, auto cached) {
+    using T = decltype(t);
+    rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value>
+        <<<dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+            x.data_ptr<T>(), w.data_ptr<float>(), tab, out.data_ptr<float>(), r.data_ptr<float>(), rows,
+            static_cast<int>(c), seq, half_head, factor, static_cast<float>(eps));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  auto with_cache = [&](auto t, auto with_rope) {
+    if (c / kVec <= int64_t{kWarp} * kCachedVectors) {
+      launch(t, with_rope, std::integral_constant<int, kCachedVectors>{});
+    } else {
+      launch(t, with_rope, std::integral_constant<int, 0>{});
+    }
+  };
+  auto with_rope = [&](auto t) {
+    if (rope) {
+      with_cache(t, std::true_type{});
+    } else {
+      with_cache(t, std::false_type{});
+    }
+  };
+  if (x.scalar_type() == at::kFloat) {
+    with_rope(float{});
+  } else {
+    with_rope(c10::BFloat16{});
+  }
+  return {out, r};
+}
+
+}  // namespace sg::kernels::cuda
