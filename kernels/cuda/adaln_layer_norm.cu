@@ -56,6 +56,12 @@ __device__ inline void widen4(const TX* __restrict__ row, int i, float (&v)[kVec
 // passes (all loads issued before the first use); with kCached == 0 every pass reads them
 // again (rows longer than 128 * kCached vectors).
 constexpr int kCachedVectors = 4;
+// 1 / n for the counts of a thread's pushes from registers (n = 4k + e + 1), correctly rounded
+// (the compiler divides at compile time, as __fdiv_rn would at run time).
+__constant__ float kReciprocal[kCachedVectors * kVec] = {
+    1.0f / 1,  1.0f / 2,  1.0f / 3,  1.0f / 4,  1.0f / 5,  1.0f / 6,  1.0f / 7,  1.0f / 8,
+    1.0f / 9,  1.0f / 10, 1.0f / 11, 1.0f / 12, 1.0f / 13, 1.0f / 14, 1.0f / 15, 1.0f / 16};
+
 template <int kCached>
 struct RowCache {
   float x[kCached > 0 ? kCached : 1][kVec];
@@ -77,11 +83,12 @@ __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
       if (s.t + k * kRowThreads < nv) widen4(xr, s.t + k * kRowThreads, c.x[k]);
+    // A thread's valid vectors are k = 0 .. some K - 1, so its count before a push is 4k + e.
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
       if (s.t + k * kRowThreads < nv)
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, c.x[k][e]);
+        for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, c.x[k][e], kReciprocal[k * kVec + e]);
   } else {
     for (int i = s.t; i < nv; i += kRowThreads) {
       float v[kVec];

@@ -156,11 +156,16 @@ struct WelfordLN {
 };
 // cuWelfordOnlineSum: delta = v - mean; count + 1; mean += delta * (1 / count) (one FMA);
 // sigma2 += delta * (v - new mean) (one FMA).
-C10_HOST_DEVICE inline WelfordLN welford_push(WelfordLN w, float v) {
+// `reciprocal` is 1 / (w.count + 1), correctly rounded: a caller that knows the count passes
+// a constant instead of dividing.
+C10_HOST_DEVICE inline WelfordLN welford_push(WelfordLN w, float v, float reciprocal) {
   const float delta = fsub(v, w.mean);
   const float count = fadd(w.count, 1.0f);
-  const float mean = ffma(delta, fdiv(1.0f, count), w.mean);
+  const float mean = ffma(delta, reciprocal, w.mean);
   return {mean, ffma(delta, fsub(v, mean), w.sigma2), count};
+}
+C10_HOST_DEVICE inline WelfordLN welford_push(WelfordLN w, float v) {
+  return welford_push(w, v, fdiv(1.0f, fadd(w.count, 1.0f)));
 }
 // cuWelfordCombine(b, a): b is the thread's own partial, a the one shuffled or read in.
 C10_HOST_DEVICE inline WelfordLN welford_combine(WelfordLN b, WelfordLN a) {

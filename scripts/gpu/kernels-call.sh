@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One device call for kernel work (issue #5) on an offline CUDA host: build, the kernel GPU
 # tests, speedgate-kernels-bench at micro-batch 8 and 32 (tables and JSON sweeps), then
-# other GPU tests in what is left of LIMIT seconds; everything packed into $OUT/kernels.tgz
-# (a call brings back at most eight files).
-#   scripts/gpu/kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]
+# other GPU tests in what is left of LIMIT seconds, then EXTRA (a shell command, run with
+# BUILD_DIR set and RES the results folder, cut off at the limit); everything packed into
+# $OUT/kernels.tgz (a call brings back at most eight files).
+#   [EXTRA='...'] scripts/gpu/kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]
 set -uo pipefail
 limit=${1:?usage: kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]}
 kernel_tests=${2:-Kernels}
@@ -37,6 +38,11 @@ run_tests "$kernel_tests" kernel-tests
 bench 8
 bench 32
 run_tests "$other_tests" other-tests
+if [ -n "${EXTRA:-}" ] && [ "$(left)" -gt 30 ]; then
+  RES=$res timeout $(( $(left) - 15 )) bash -c "$EXTRA" >"$res/extra.log" 2>&1
+  echo "kernels-call: extra exit $? at $(( $(date +%s) - start )) s"
+  tail -30 "$res/extra.log"
+fi
 mkdir -p "$out"
 tar czf "$out/kernels.tgz" -C "$res" .
 echo "kernels-call: done at $(( $(date +%s) - start )) s"
