@@ -4,7 +4,7 @@
 # other GPU tests in what is left of LIMIT seconds, then EXTRA (a shell command, run with
 # BUILD_DIR set and RES the results folder, cut off at the limit); everything packed into
 # $OUT/kernels.tgz (a call brings back at most eight files).
-#   [EXTRA='...'] scripts/gpu/kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]
+#   [EXTRA='...'] [BENCH_MB='8 32'] scripts/gpu/kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]
 set -uo pipefail
 limit=${1:?usage: kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]}
 kernel_tests=${2:-Kernels}
@@ -35,8 +35,7 @@ bench() {  # MICRO_BATCH
   cat "$res/kernels_mb$1.md"
 }
 run_tests "$kernel_tests" kernel-tests
-bench 8
-bench 32
+for mb in ${BENCH_MB-8 32}; do bench "$mb"; done  # BENCH_MB='' skips the bench
 run_tests "$other_tests" other-tests
 if [ -n "${EXTRA:-}" ] && [ "$(left)" -gt 30 ]; then
   RES=$res timeout $(( $(left) - 15 )) bash -c "$EXTRA" >"$res/extra.log" 2>&1
