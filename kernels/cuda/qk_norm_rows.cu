@@ -8,7 +8,7 @@
 // 8, 4, 2, 1, and the sum is multiplied by factor = float(R) / float(R * C). Then, as the
 // reference's next ATen kernels: + eps (float), rsqrtf, and the per-element
 // normalisation of fused_math.hpp. Squaring x in registers gives the values ATen reads from
-// its squares tensor, which is never materialised; a row of up to 2048 elements is read once.
+// its squares tensor, which is never materialised; a row of up to 1536 elements is read once.
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
 #include "kernels/cuda/vector_access.cuh"
@@ -26,7 +26,7 @@ namespace {
 namespace fm = fused_math;
 constexpr int kWarp = 32;
 constexpr int kVec = 4;
-constexpr int kCachedVectors = 16;  // per lane: rows of up to 32 * 16 * 4 = 2048 elements
+constexpr int kCachedVectors = 12;  // per lane: rows of up to 32 * 12 * 4 = 1536 elements (wam base)
 
 template <typename T, bool kRope, int kCached>
 __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
@@ -64,6 +64,15 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
   const float r = rsqrtf(fm::fadd(fm::fmul(sum, factor), eps));  // mean, + eps, ATen's rsqrt (rsqrtf)
   if (lane == 0) r_out[row] = r;
   float* o = out + row * c;
+  // A lane's vectors i = lane + 32k start 128 channels (64 pairs) apart: where the head's
+  // half_head pairs divide 64, every k rotates by the same two table entries, read once.
+  const bool same_pairs = kRope && 64 % half_head == 0;
+  double2 pair_cs[2] = {};
+  if (kRope && same_pairs) {
+    const double2* trow = table + (row % seq) * half_head;
+#pragma unroll
+    for (int p = 0; p < 2; ++p) pair_cs[p] = __ldg(&trow[(2 * lane + p) % half_head]);
+  }
   auto emit = [&](int i, const float(&v)[kVec]) {
     const auto wv = load<kVec>(w, i * kVec);
     Pack<float, kVec> res;
@@ -73,7 +82,8 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
 #pragma unroll
       for (int e = 0; e < kVec; e += 2) {
         const int ch = i * kVec + e;
-        const double2 cs = __ldg(&table[(row % seq) * half_head + (ch / 2) % half_head]);
+        const double2 cs =
+            same_pairs ? pair_cs[e / 2] : __ldg(&table[(row % seq) * half_head + (ch / 2) % half_head]);
         double r0, r1;
         fm::rope_forward(fm::to_double(res.v[e]), fm::to_double(res.v[e + 1]), cs.x, cs.y, r0, r1);
         res.v[e] = fm::from_double<float>(r0);
