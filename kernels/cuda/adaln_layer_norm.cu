@@ -5,10 +5,8 @@
 // at::layer_norm and its autograd backward produce. Applies where ATen itself takes its
 // vectorised path (C % 4 == 0) on float32 rows: float32 x, or bf16 x under autocast (ATen
 // normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
-// Forward: one warp per row, emulating ATen's 4-warp block in registers (`threads / 32` rows per
-// block; a row of up to 1536 elements is read once). Backward: each 128-thread group of a
-// block handles one row, as ATen's block does (`threads / 128` rows per block; a row of up to
-// 2048 elements of x and of the grad is read once).
+// Each 128-thread group of a block handles one row; `threads / 128` rows per block. A row of
+// up to 2048 elements stays in registers between the passes (one read of x, and of the grad).
 #include "kernels/cuda/adaln_operands.hpp"
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -70,80 +68,65 @@ struct RowCache {
   float g[kCached > 0 ? kCached : 1][kVec];
 };
 
-// Forward: one warp per row (layer_norm_order::row_stats_one_warp); lane l stands for ATen's
-// threads l + 32w, w = 0..3, whose vectors are i = l + 32w + 128k. With kCachedK > 0 the
-// lane's k < kCachedK vectors stay in registers between the statistics and the output (rows
-// of up to 128 * kCachedK vectors), else both passes read them.
-constexpr int kCachedPerThread = 3;  // wam base: C = 1536 = 128 threads x 3 vectors x 4
-template <typename TX, int kCachedK>
+template <typename TX, int kCached>
 __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,
                                        const float* __restrict__ shift, float* __restrict__ out,
                                        float* __restrict__ mean_out, float* __restrict__ rstd_out, int64_t rows, int n,
                                        int64_t seq, int64_t scale_stride, int64_t shift_stride, float eps) {
-  const int lane = threadIdx.x % 32;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  if (row >= rows) return;  // the whole warp
-  const int nv = n / kVec;
-  const TX* xr = x + row * n;
-  float c[kRowWarps][kCachedK > 0 ? kCachedK : 1][kVec];
-  fm::WelfordLN w[kRowWarps];
+  __shared__ float slots[kMaxRowsPerBlock][3 * kRowWarps];
+  const RowSlot s = row_slot(rows);
+  const int nv = s.valid ? n / kVec : 0;
+  const TX* xr = x + (s.valid ? s.row : 0) * n;
+  RowCache<kCached> c;
+  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
+  if constexpr (kCached > 0) {
 #pragma unroll
-  for (int v = 0; v < kRowWarps; ++v) w[v] = {0.0f, 0.0f, 0.0f};
-  if constexpr (kCachedK > 0) {
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) widen4(xr, s.t + k * kRowThreads, c.x[k]);
+    // A thread's valid vectors are k = 0 .. some K - 1, so its count before a push is 4k + e.
 #pragma unroll
-    for (int v = 0; v < kRowWarps; ++v)
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv)
 #pragma unroll
-      for (int k = 0; k < kCachedK; ++k)
-        if (lane + 32 * v + kRowThreads * k < nv) widen4(xr, lane + 32 * v + kRowThreads * k, c[v][k]);
-    // A virtual thread's valid vectors are k = 0 .. some K - 1: its count before a push is 4k + e.
-#pragma unroll
-    for (int k = 0; k < kCachedK; ++k)
-#pragma unroll
-      for (int v = 0; v < kRowWarps; ++v)
-        if (lane + 32 * v + kRowThreads * k < nv)
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) w[v] = fm::welford_push(w[v], c[v][k][e], kReciprocal[k * kVec + e]);
+        for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, c.x[k][e], kReciprocal[k * kVec + e]);
   } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      widen4(xr, i, v);
 #pragma unroll
-    for (int v = 0; v < kRowWarps; ++v)
-      for (int i = lane + 32 * v; i < nv; i += kRowThreads) {
-        float u[kVec];
-        widen4(xr, i, u);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) w[v] = fm::welford_push(w[v], u[e]);
-      }
+      for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e]);
+    }
   }
-  const auto stats = lno::row_stats_one_warp(w, n);
+  const auto stats = lno::row_stats(w, n, slots[s.group], s.t);
+  if (!s.valid) return;
   const float rstd = rsqrtf(fm::fadd(stats.sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
-  const int64_t b = row / seq;
+  const int64_t b = s.row / seq;
   const float* sc = scale + b * scale_stride;
   const float* sh = shift + b * shift_stride;
-  float* o = out + row * n;
-  auto emit = [&](int i, const float(&u)[kVec]) {
+  float* o = out + s.row * n;
+  auto emit = [&](int i, const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     const auto shv = load<kVec>(sh, i * kVec);
     Pack<float, kVec> r;
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(u[e], stats.mean, rstd), scv.v[e], shv.v[e]);
+      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e], shv.v[e]);
     store<kVec>(o, i * kVec, r);
   };
-  if constexpr (kCachedK > 0) {
+  if constexpr (kCached > 0) {
 #pragma unroll
-    for (int k = 0; k < kCachedK; ++k)
-#pragma unroll
-      for (int v = 0; v < kRowWarps; ++v)
-        if (lane + 32 * v + kRowThreads * k < nv) emit(lane + 32 * v + kRowThreads * k, c[v][k]);
+    for (int k = 0; k < kCached; ++k)
+      if (s.t + k * kRowThreads < nv) emit(s.t + k * kRowThreads, c.x[k]);
   } else {
-    for (int i = lane; i < nv; i += 32) {
-      float u[kVec];
-      widen4(xr, i, u);
-      emit(i, u);
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      widen4(xr, i, v);
+      emit(i, v);
     }
   }
-  if (lane == 0) {
-    mean_out[row] = stats.mean;
-    rstd_out[row] = rstd;
+  if (s.t == 0) {
+    mean_out[s.row] = stats.mean;
+    rstd_out[s.row] = rstd;
   }
 }
 
@@ -288,26 +271,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   auto mean = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   auto rstd = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   if (rows == 0) return {out, mean, rstd};
-  TORCH_CHECK(threads % 32 == 0 && threads > 0 && threads <= 1024, "adaln: bad threads");
-  const int64_t blocks = (rows + threads / 32 - 1) / (threads / 32);
-  TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many rows");
-  const dim3 grid(static_cast<unsigned>(blocks));
+  const dim3 grid = row_grid(rows, threads);
   auto stream = at::cuda::getCurrentCUDAStream();
   adaln::with_type(x.scalar_type(), [&](auto tx) {
     using TX = decltype(tx);
-    const bool fits = x.size(2) / kVec <= int64_t{kRowThreads} * kCachedPerThread;
-    auto go = [&](auto cached) {
+    with_cache(x.size(2), [&](auto cached) {
       modulate_ln_fwd_kernel<TX, decltype(cached)::value><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
           x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
           mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
           static_cast<float>(eps));
       C10_CUDA_KERNEL_LAUNCH_CHECK();
-    };
-    if (fits) {
-      go(std::integral_constant<int, kCachedPerThread>{});
-    } else {
-      go(std::integral_constant<int, 0>{});
-    }
+    });
   });
   return {out, mean, rstd};
 }

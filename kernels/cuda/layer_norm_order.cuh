@@ -2,11 +2,10 @@
 // work around them and must produce its bits (adaln_layer_norm.cu). ATen runs one row per
 // block of 128 threads (num_threads(): 4 warps); thread t reads the row's 4-element
 // vectors t, t + 128, ... ; a warp combines by shuffles down 16, 8, 4, 2, 1; the 4 warps
-// then combine as a tree (forward: row_stats_one_warp, where one warp emulates the four) or
-// through shared memory and one more warp shuffle (backward's BlockReduceSum: row_sum, with
-// a 128-thread group per row; a block may hold several such groups, each calling it with `t`
-// = its thread index in the group and its own shared slots; every thread of the block must
-// call it: it synchronises the block).
+// then combine as a tree (forward) or through shared memory and one more warp shuffle
+// (backward's BlockReduceSum). Here a block may hold several such 128-thread row groups;
+// each calls these with `t` = its thread index in the group and its own shared slots. Every
+// thread of the block must call them (they synchronise the block).
 #pragma once
 
 #include "kernels/cuda/fused_math.hpp"
@@ -17,31 +16,40 @@ constexpr int kRowThreads = 128;
 constexpr int kRowWarps = kRowThreads / 32;
 constexpr int kVec = 4;
 
-// Forward statistics with one warp standing in for ATen's 4-warp block: lane l holds the
-// Welford partials of ATen's threads l + 32w (w = 0..3), each pushed over that thread's
-// vectors t, t + 128, ... in ATen's order (fused_math::welford_push, 4 per vector) by the
-// caller. Each virtual warp w combines by the same shuffles down 16, 8, 4, 2, 1 (lane l
-// takes lane l + offset of the same w; lanes past 31 keep their own, as a real warp's do);
-// lane 0 then runs ATen's tree over the 4 warps (w0 with w2 and w1 with w3, then the two) and
-// divides by n. Returns {mean, variance (biased), 0} in every lane. No shared memory and no
-// block barrier: a block holds independent rows, one per warp.
-__device__ inline fused_math::WelfordLN row_stats_one_warp(fused_math::WelfordLN (&w)[kRowWarps], int n) {
+// The thread's Welford partial over its vectors t, t + 128, ... (ATen's compute_stats loop);
+// the caller pushes them (fused_math::welford_push, 4 per vector, in this order), from
+// registers or memory. Then row_stats combines the partials of the row group as ATen does
+// and returns {mean, variance (biased, over n), 0}. `slots`: 3 * kRowWarps floats of shared
+// memory for this row group.
+__device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN w, int n, float* slots, int t) {
   namespace fm = fused_math;
-#pragma unroll
-  for (int v = 0; v < kRowWarps; ++v) {
-    for (int offset = 16; offset > 0; offset >>= 1) {
-      const fm::WelfordLN other{__shfl_down_sync(0xffffffffu, w[v].mean, offset),
-                                __shfl_down_sync(0xffffffffu, w[v].sigma2, offset),
-                                __shfl_down_sync(0xffffffffu, w[v].count, offset)};
-      w[v] = fm::welford_combine(w[v], other);
-    }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const fm::WelfordLN other{__shfl_down_sync(0xffffffffu, w.mean, offset),
+                              __shfl_down_sync(0xffffffffu, w.sigma2, offset),
+                              __shfl_down_sync(0xffffffffu, w.count, offset)};
+    w = fm::welford_combine(w, other);
   }
-  static_assert(kRowWarps == 4, "ATen's tree over 4 warps");
-  const fm::WelfordLN w01 = fm::welford_combine(fm::welford_combine(w[0], w[2]), fm::welford_combine(w[1], w[3]));
-  // Lane 0's values are the row's; the other lanes computed the same steps on other partials.
-  const float mean = __shfl_sync(0xffffffffu, w01.mean, 0);
-  const float var = __shfl_sync(0xffffffffu, fm::fdiv(w01.sigma2, static_cast<float>(n)), 0);
-  return {mean, var, 0.0f};
+  const int warp = t / 32, lane = t % 32;
+  for (int offset = kRowWarps / 2; offset > 0; offset /= 2) {
+    if (lane == 0 && warp >= offset && warp < 2 * offset) {
+      float* s = slots + 3 * (warp - offset);
+      s[0] = w.mean;
+      s[1] = w.sigma2;
+      s[2] = w.count;
+    }
+    __syncthreads();
+    if (lane == 0 && warp < offset) {
+      const float* s = slots + 3 * warp;
+      w = fm::welford_combine(w, {s[0], s[1], s[2]});
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    slots[0] = w.mean;
+    slots[1] = fm::fdiv(w.sigma2, static_cast<float>(n));
+  }
+  __syncthreads();
+  return {slots[0], slots[1], 0.0f};
 }
 
 // ATen's WarpReduceSum: val += shuffle down 16, 8, 4, 2, 1.
