@@ -130,6 +130,29 @@ __global__ void modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __
   }
 }
 
+// Calls f(i, g, x) for thread t's vectors i = t, t + 128, ... < nv of the row: from the
+// registers in c (filled by read(i, g, x) first when read_first), or, with kCached == 0,
+// reading each vector again.
+template <int kCached, typename Read, typename F>
+__device__ inline void each_vector(int t, int nv, RowCache<kCached>& c, bool read_first, Read&& read, F&& f) {
+  if constexpr (kCached > 0) {
+    if (read_first) {
+#pragma unroll
+      for (int k = 0; k < kCached; ++k)
+        if (t + k * kRowThreads < nv) read(t + k * kRowThreads, c.g[k], c.x[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < kCached; ++k)
+      if (t + k * kRowThreads < nv) f(t + k * kRowThreads, c.g[k], c.x[k]);
+  } else {
+    for (int i = t; i < nv; i += kRowThreads) {
+      float g[kVec], v[kVec];
+      read(i, g, v);
+      f(i, g, v);
+    }
+  }
+}
+
 // grad: float32 grad of the modulated output. Pass 1 writes grad * normed (for scale's
 // grad) and sums LayerNorm backward's row terms over dy = grad * (1 + scale); pass 2 writes
 // x's grad (ATen's float32 value, then cast to x's dtype as autocast's ToCopyBackward does).
@@ -166,20 +189,7 @@ __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX*
     store<kVec>(g_scale_elem + off, i * kVec, gs);
   };
   RowCache<kCached> c;
-  if constexpr (kCached > 0) {
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (s.t + k * kRowThreads < nv) read(s.t + k * kRowThreads, c.g[k], c.x[k]);
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (s.t + k * kRowThreads < nv) terms(s.t + k * kRowThreads, c.g[k], c.x[k]);
-  } else {
-    for (int i = s.t; i < nv; i += kRowThreads) {
-      float g[kVec], v[kVec];
-      read(i, g, v);
-      terms(i, g, v);
-    }
-  }
+  each_vector(s.t, nv, c, /*read_first=*/true, read, terms);
   sum1 = lno::row_sum(sum1, slots[s.group], s.t);
   sum2 = lno::row_sum(sum2, slots[s.group], s.t);
   if (s.t == 0) {
@@ -202,17 +212,7 @@ __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX*
     }
     store<kVec>(dx + off, i * kVec, r);
   };
-  if constexpr (kCached > 0) {
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (s.t + k * kRowThreads < nv) emit(s.t + k * kRowThreads, c.g[k], c.x[k]);
-  } else {
-    for (int i = s.t; i < nv; i += kRowThreads) {
-      float g[kVec], v[kVec];
-      read(i, g, v);
-      emit(i, g, v);
-    }
-  }
+  each_vector(s.t, nv, c, /*read_first=*/false, read, emit);
 }
 
 // Calls f(kCached constant): registers for rows of up to 128 * kCachedVectors vectors.

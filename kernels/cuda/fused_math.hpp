@@ -53,13 +53,8 @@ C10_HOST_DEVICE inline float fadd(float a, float b) {
 #endif
 }
 
-C10_HOST_DEVICE inline float fsub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
+// a - b is a + (-b) exactly, signed zeros included.
+C10_HOST_DEVICE inline float fsub(float a, float b) { return fadd(a, -b); }
 // a * b + c with one rounding (where ATen's own build contracted a multiply-add).
 C10_HOST_DEVICE inline float ffma(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
