@@ -237,6 +237,21 @@ dim3 row_grid(int64_t rows, int64_t threads) {
   return dim3(static_cast<unsigned>(blocks));
 }
 
+// Launches a row kernel over x's rows: calls go(TX{}, cached, grid, block, stream) with x's
+// element type and the register cache its rows fit (with_cache), then checks the launch.
+template <typename Go>
+void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, Go&& go) {
+  const dim3 grid = row_grid(rows, threads);
+  const dim3 block(static_cast<unsigned>(threads));
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  adaln::with_type(x.scalar_type(), [&](auto tx) {
+    with_cache(x.size(2), [&](auto cached) {
+      go(tx, cached, grid, block, stream);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    });
+  });
+}
+
 }  // namespace
 
 bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
@@ -271,17 +286,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   auto mean = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   auto rstd = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   if (rows == 0) return {out, mean, rstd};
-  const dim3 grid = row_grid(rows, threads);
-  auto stream = at::cuda::getCurrentCUDAStream();
-  adaln::with_type(x.scalar_type(), [&](auto tx) {
+  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
     using TX = decltype(tx);
-    with_cache(x.size(2), [&](auto cached) {
-      modulate_ln_fwd_kernel<TX, decltype(cached)::value><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-          x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
-          mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
-          static_cast<float>(eps));
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    });
+    modulate_ln_fwd_kernel<TX, decltype(cached)::value><<<grid, block, 0, stream>>>(
+        x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
+        mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
+        static_cast<float>(eps));
   });
   return {out, mean, rstd};
 }
@@ -302,17 +312,12 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
   auto dx = empty_output(x.sizes(), x.options());
   auto g_scale_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   if (rows == 0) return {dx, g_scale_elem};
-  const dim3 grid = row_grid(rows, threads);
-  auto stream = at::cuda::getCurrentCUDAStream();
-  adaln::with_type(x.scalar_type(), [&](auto tx) {
+  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
     using TX = decltype(tx);
-    with_cache(x.size(2), [&](auto cached) {
-      modulate_ln_bwd_kernel<TX, decltype(cached)::value><<<grid, dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-          grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-          scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows,
-          static_cast<int>(x.size(2)), x.size(1), ss);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    });
+    modulate_ln_bwd_kernel<TX, decltype(cached)::value><<<grid, block, 0, stream>>>(
+        grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+        scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows, static_cast<int>(x.size(2)),
+        x.size(1), ss);
   });
   return {dx, g_scale_elem};
 }
