@@ -18,6 +18,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace sg::kernels::cuda {
@@ -113,7 +114,10 @@ bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
   if (!x.is_cuda() || x.dim() != 3 || !x.is_contiguous()) return false;
   if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return false;
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2);
-  return rows >= 16 && c >= 128 && c <= 8160 && c % kVec == 0 && aligned(x, kVec * x.element_size()) &&
+  // ATen's squares tensor (rows * C floats) must fit 32-bit byte offsets, else its reduction
+  // runs on sub-iterators; 16+ rows and C <= 8160 give the one-warp-per-row configuration.
+  return rows >= 16 && c >= 128 && c <= 8160 && c % kVec == 0 && rows * c * 4 <= std::numeric_limits<int32_t>::max() &&
+         aligned(x, kVec * x.element_size()) &&
          w.is_cuda() && w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == c && w.is_contiguous() &&
          aligned(w, 16);
 }
