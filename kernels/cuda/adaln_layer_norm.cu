@@ -229,7 +229,7 @@ bool aligned(const at::Tensor& t, int64_t bytes) { return reinterpret_cast<uintp
 
 // Rows per block and the grid for `rows` rows.
 dim3 row_grid(int64_t rows, int64_t threads) {
-  TORCH_CHECK(threads % kRowThreads == 0 && threads / kRowThreads <= kMaxRowsPerBlock,
+  TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads / kRowThreads <= kMaxRowsPerBlock,
               "adaln: layer-norm modulate needs threads in {128, 256, 512}");
   const int64_t per_block = threads / kRowThreads;
   const int64_t blocks = (rows + per_block - 1) / per_block;
@@ -263,7 +263,7 @@ bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, c
   // float32 copy under autocast is a new, aligned tensor; x itself must be aligned for the loads).
   if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned(x, kVec * x.element_size())) return false;
   for (const auto* m : {&scale, &shift}) {
-    if (!m->is_cuda() || m->scalar_type() != at::kFloat || m->dim() != 3 || m->size(1) != 1 || m->size(2) != c ||
+    if (m->device() != x.device() || m->scalar_type() != at::kFloat || m->dim() != 3 || m->size(1) != 1 || m->size(2) != c ||
         m->stride(2) != 1 || !(m->size(0) == 1 || m->size(0) == x.size(0)) || !aligned(*m, 16) ||
         (m->size(0) > 1 && m->stride(0) % kVec != 0)) {
       return false;

@@ -85,8 +85,9 @@ at::Tensor bias_add_forward(const at::Tensor& y, const at::Tensor& bias, int64_t
 at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
 // The whole forward in one pass per row (qk_norm_rows.cu): the mean of float(x)^2 summed in
 // the order of ATen's CUDA mean over the squares, + eps, rsqrt, then as rms_normalize ->
-// (out, r). Applies to >= 16 rows with 128 <= C <= 8160, C % 4 == 0, x aligned to 4 elements,
-// w float32 [C] 16-byte aligned. threads: a multiple of 32 (one row per warp).
+// (out, r). Applies to contiguous [B, S, C] float32/bf16 x with >= 16 rows, 128 <= C <= 8160,
+// C % 4 == 0, rows * C * 4 bytes within int32, x aligned to 4 elements, and w float32 [C]
+// contiguous, 16-byte aligned, on x's device. threads: a multiple of 32 (one row per warp).
 bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w);
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
                                                 int64_t heads, double eps, int64_t threads);

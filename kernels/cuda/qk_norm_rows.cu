@@ -8,7 +8,8 @@
 // 8, 4, 2, 1, and the sum is multiplied by factor = float(R) / float(R * C). Then, as the
 // reference's next ATen kernels: + eps (float), rsqrtf, and the per-element
 // normalisation of fused_math.hpp. Squaring x in registers gives the values ATen reads from
-// its squares tensor, which is never materialised; a row of up to 1536 elements is read once.
+// its squares tensor, which is never materialised; a row of up to 1536 elements is read once
+// (longer rows twice). Applies where rms_norm_rows_applies says (launchers.hpp).
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
 #include "kernels/cuda/vector_access.cuh"
@@ -114,11 +115,13 @@ bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
   if (!x.is_cuda() || x.dim() != 3 || !x.is_contiguous()) return false;
   if (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) return false;
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2);
-  // ATen's squares tensor (rows * C floats) must fit 32-bit byte offsets, else its reduction
-  // runs on sub-iterators; 16+ rows and C <= 8160 give the one-warp-per-row configuration.
+  // 16+ rows and C <= 8160 give ATen's one-warp-per-row configuration. Conservative: rows * C
+  // floats within 32-bit byte offsets (beyond, ATen reduces on sub-iterators split along the
+  // rows, the same order per row, but that path is not tested here).
   return rows >= 16 && c >= 128 && c <= 8160 && c % kVec == 0 && rows * c * 4 <= std::numeric_limits<int32_t>::max() &&
          aligned(x, kVec * x.element_size()) &&
-         w.is_cuda() && w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == c && w.is_contiguous() &&
+         w.device() == x.device() && w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == c &&
+         w.is_contiguous() &&
          aligned(w, 16);
 }
 
