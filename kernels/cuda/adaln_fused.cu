@@ -176,10 +176,10 @@ int64_t effective_pack(int64_t requested, int64_t channels, std::initializer_lis
                        std::initializer_list<const at::Tensor*> mods) {
   if (requested != 4 || channels % 4 != 0) return 1;
   for (const auto* t : rows) {
-    if (reinterpret_cast<uintptr_t>(t->data_ptr()) % (4 * t->element_size()) != 0) return 1;
+    if (!aligned_to(*t, 4 * t->element_size())) return 1;
   }
   for (const auto* m : mods) {
-    if (reinterpret_cast<uintptr_t>(m->data_ptr()) % 16 != 0 || (m->size(0) > 1 && m->stride(0) % 4 != 0)) return 1;
+    if (!adaln::mod_vector_loads_by_4(*m)) return 1;
   }
   return 4;
 }

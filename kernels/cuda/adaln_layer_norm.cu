@@ -171,9 +171,7 @@ __global__ void modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX*
   const float rs = s.valid ? rstd[s.row] : 0.0f;
   const float* sc = scale + (s.valid ? s.row / seq : 0) * scale_stride;
   auto read = [&](int i, float(&g)[kVec], float(&v)[kVec]) {
-    const auto gp = load<kVec>(grad + off, i * kVec);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) g[e] = gp.v[e];
+    load_float<kVec>(grad + off, i * kVec, g);
     widen4(x + off, i, v);
   };
   float sum1 = 0.0f, sum2 = 0.0f;
@@ -225,8 +223,6 @@ void with_cache(int64_t channels, F&& f) {
   }
 }
 
-bool aligned(const at::Tensor& t, int64_t bytes) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % bytes == 0; }
-
 // Rows per block and the grid for `rows` rows.
 dim3 row_grid(int64_t rows, int64_t threads) {
   TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads / kRowThreads <= kMaxRowsPerBlock,
@@ -261,13 +257,9 @@ bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, c
   const int64_t c = x.size(2);
   // ATen's vectorised LayerNorm: C % 4 == 0, C <= 2^24, its input aligned to 4 elements (a
   // float32 copy under autocast is a new, aligned tensor; x itself must be aligned for the loads).
-  if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned(x, kVec * x.element_size())) return false;
+  if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned_to(x, kVec * x.element_size())) return false;
   for (const auto* m : {&scale, &shift}) {
-    if (m->device() != x.device() || m->scalar_type() != at::kFloat || m->dim() != 3 || m->size(1) != 1 || m->size(2) != c ||
-        m->stride(2) != 1 || !(m->size(0) == 1 || m->size(0) == x.size(0)) || !aligned(*m, 16) ||
-        (m->size(0) > 1 && m->stride(0) % kVec != 0)) {
-      return false;
-    }
+    if (!adaln::is_mod_vector(*m, x) || !adaln::mod_vector_loads_by_4(*m)) return false;
   }
   return true;
 }
@@ -277,7 +269,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
                                                                            const at::Tensor& shift, double eps,
                                                                            int64_t threads) {
   adaln::check_rows(x, x);
-  TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned(x, kVec * x.element_size()),
+  TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned_to(x, kVec * x.element_size()),
               "adaln: layer-norm modulate needs [B, S, C] rows with C % 4 == 0, aligned");
   const c10::cuda::CUDAGuard guard(x.device());
   const int64_t ss = adaln::mod_stride(scale, x), hs = adaln::mod_stride(shift, x);
@@ -301,7 +293,7 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
                                                                const at::Tensor& scale, int64_t threads) {
   adaln::check_rows(x, x);
   adaln::check_rows(grad, x);
-  TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned(grad, 16), "adaln: modulate grad must be aligned float32");
+  TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16), "adaln: modulate grad must be aligned float32");
   TORCH_CHECK(mean.is_contiguous() && rstd.is_contiguous() && mean.numel() == x.size(0) * x.size(1) &&
                   rstd.numel() == mean.numel() && mean.scalar_type() == at::kFloat &&
                   rstd.scalar_type() == at::kFloat,

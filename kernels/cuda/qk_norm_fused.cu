@@ -7,6 +7,7 @@
 // rounding: fused_math.hpp.
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/qk_norm_operands.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -101,17 +102,6 @@ __global__ void rms_kernel(Pointers p, Geometry<I> geo) {
   }
 }
 
-// Calls f(T{}) for T the C++ type of a float32 or bf16 tensor.
-template <typename F>
-void with_type(at::ScalarType t, F&& f) {
-  if (t == at::kFloat) {
-    f(float{});
-  } else {
-    TORCH_CHECK(t == at::kBFloat16, "qk_norm: x must be float32 or bfloat16");
-    f(c10::BFloat16{});
-  }
-}
-
 void check_x(const at::Tensor& x) {
   TORCH_CHECK(x.is_cuda() && x.dim() == 3 && x.is_contiguous(), "qk_norm: x must be a contiguous CUDA [B, S, C]");
 }
@@ -135,15 +125,8 @@ Plan plan(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table, int
   TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4), "qk_norm: bad params");
   Plan p{table.defined(), x.numel(), 1, 1, {}, {}};
   if (p.rope) {
-    TORCH_CHECK(heads > 0 && x.size(2) % heads == 0 && (x.size(2) / heads) % 2 == 0, "qk_norm: bad heads");
-    const int64_t hd = x.size(2) / heads;
-    TORCH_CHECK(table.is_cuda() && table.device() == x.device() && table.scalar_type() == at::kDouble &&
-                    table.is_contiguous() && table.dim() == 3 && table.size(0) == x.size(1) &&
-                    table.size(1) * 2 == hd && table.size(2) == 2 &&
-                    reinterpret_cast<uintptr_t>(table.data_ptr()) % 16 == 0,
-                "qk_norm: bad rope table");
+    p.half_head = qk_norm::check_rope_table(table, x, heads);
     p.units = x.numel() / 2;
-    p.half_head = hd / 2;
     p.seq = x.size(1);
   }
   const int64_t blocks = (p.units + threads * vec - 1) / (threads * vec);
@@ -157,7 +140,7 @@ template <Pass kPass>
 void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t vec, const Pointers& ptrs) {
   if (pl.units == 0) return;
   auto stream = at::cuda::getCurrentCUDAStream();
-  with_type(x_dtype, [&](auto tx) {
+  qk_norm::with_type(x_dtype, [&](auto tx) {
     using T = decltype(tx);
     auto go = [&](auto index, auto rope, auto v) {
       using I = decltype(index);

@@ -12,6 +12,7 @@
 // (longer rows twice). Applies where rms_norm_rows_applies says (launchers.hpp).
 #include "kernels/cuda/fused_math.hpp"
 #include "kernels/cuda/launchers.hpp"
+#include "kernels/cuda/qk_norm_operands.hpp"
 #include "kernels/cuda/vector_access.cuh"
 
 #include <ATen/cuda/CUDAContext.h>
@@ -107,8 +108,6 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
   }
 }
 
-bool aligned(const at::Tensor& t, int64_t bytes) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % bytes == 0; }
-
 }  // namespace
 
 bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
@@ -119,10 +118,10 @@ bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
   // floats within 32-bit byte offsets (beyond, ATen reduces on sub-iterators split along the
   // rows, the same order per row, but that path is not tested here).
   return rows >= 16 && c >= 128 && c <= 8160 && c % kVec == 0 && rows * c * 4 <= std::numeric_limits<int32_t>::max() &&
-         aligned(x, kVec * x.element_size()) &&
+         aligned_to(x, kVec * x.element_size()) &&
          w.device() == x.device() && w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == c &&
          w.is_contiguous() &&
-         aligned(w, 16);
+         aligned_to(w, 16);
 }
 
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
@@ -132,10 +131,7 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
   TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 1024, "qk_norm: bad threads");
   const bool rope = table.defined();
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2), seq = x.size(1);
-  TORCH_CHECK(!rope || (heads > 0 && c % heads == 0 && (c / heads) % 2 == 0 && table.scalar_type() == at::kDouble &&
-                        table.is_contiguous() && table.dim() == 3 && table.size(0) == seq &&
-                        table.size(1) == c / heads / 2 && aligned(table, 16)),
-              "qk_norm: the rotation table must be float64 [S, hd / 2, 2], 16-byte aligned");
+  const int half_head = rope ? static_cast<int>(qk_norm::check_rope_table(table, x, heads)) : 1;
   const c10::cuda::CUDAGuard guard(x.device());
   auto sizes = rope ? std::vector<int64_t>{x.size(0), x.size(1), heads, c / heads} : x.sizes().vec();
   auto out = empty_output(sizes, x.options().dtype(at::kFloat));
@@ -148,7 +144,6 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
   TORCH_CHECK(blocks < (int64_t{1} << 31), "qk_norm: too many rows");
   auto stream = at::cuda::getCurrentCUDAStream();
   const double2* tab = rope ? reinterpret_cast<const double2*>(table.data_ptr<double>()) : nullptr;
-  const int half_head = rope ? static_cast<int>(c / heads / 2) : 1;
   auto launch = [&](auto t, auto with_rope, auto cached) {
     using T = decltype(t);
     rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value>
@@ -171,11 +166,7 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
       with_cache(t, std::false_type{});
     }
   };
-  if (x.scalar_type() == at::kFloat) {
-    with_rope(float{});
-  } else {
-    with_rope(c10::BFloat16{});
-  }
+  qk_norm::with_type(x.scalar_type(), with_rope);
   return {out, r};
 }
 

@@ -2,6 +2,7 @@
 // thread rotating `vec` (x0, x1) pairs strided by the block size (coalesced), with the
 // float64 products and rounding steps of rope3d_apply_reference (fused_math.hpp).
 #include "kernels/cuda/fused_math.hpp"
+#include "kernels/cuda/host_checks.hpp"
 #include "kernels/cuda/launchers.hpp"
 
 #include <ATen/Dispatch.h>
@@ -56,9 +57,7 @@ at::Tensor rope3d_launch(const at::Tensor& in, const at::Tensor& table, int64_t 
   TORCH_CHECK(table.is_cuda() && table.scalar_type() == at::kDouble && table.is_contiguous() &&
                   table.dim() == 3 && table.size(0) == in.size(1) && table.size(1) == in.size(3) / 2,
               "rope3d: bad table");
-  TORCH_CHECK(reinterpret_cast<uintptr_t>(in.data_ptr()) % (2 * in.element_size()) == 0 &&
-                  reinterpret_cast<uintptr_t>(table.data_ptr()) % 16 == 0,
-              "rope3d: misaligned operands");
+  TORCH_CHECK(aligned_to(in, 2 * in.element_size()) && aligned_to(table, 16), "rope3d: misaligned operands");
   TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4), "rope3d: bad params");
   const c10::cuda::CUDAGuard guard(in.device());
   auto out = empty_output(in.sizes(), in.options());
