@@ -6,7 +6,8 @@
 # $OUT/kernels.tgz (a call brings back at most eight files).
 #   [EXTRA='...'] [BENCH_MB='8 32'] scripts/gpu/kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]
 set -uo pipefail
-limit=${1:?usage: kernels-call.sh LIMIT [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]}
+limit=${1:-}
+[[ $limit =~ ^[0-9]+$ ]] || { echo "usage: kernels-call.sh LIMIT (seconds) [KERNEL_TESTS_REGEX] [OTHER_TESTS_REGEX]" >&2; exit 2; }
 kernel_tests=${2:-Kernels}
 other_tests=${3:-GpuKernelTrial|GpuIdentity}
 start=$(date +%s)
