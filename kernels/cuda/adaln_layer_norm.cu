@@ -57,13 +57,6 @@ struct RowGroup {
   }
 };
 
-// A row's 4 elements, widened to float (exact for float32 and bf16).
-template <typename TX>
-__device__ inline void widen(const Pack<TX, kVec>& p, float (&v)[kVec]) {
-#pragma unroll
-  for (int e = 0; e < kVec; ++e) v[e] = static_cast<float>(p.v[e]);
-}
-
 // A thread's vectors i = t + k * 128 of each of its group's rows, k < kCached, held in
 // registers between the passes in x's own type (all loads issued before the first use);
 // with kCached == 0 every pass reads them again (rows longer than 128 * kCached vectors).

@@ -17,12 +17,16 @@ __device__ inline void store(T* __restrict__ p, I i, const Pack<T, kPack>& v) {
   *reinterpret_cast<Pack<T, kPack>*>(p + i) = v;
 }
 
-// Elements i .. i + kPack - 1 of p, widened to float (exact for float32 and bf16).
-template <int kPack, typename T, typename I>
-__device__ inline void load_float(const T* __restrict__ p, I i, float (&v)[kPack]) {
-  const auto packed = load<kPack>(p, i);
+// A pack widened to float (exact for float32 and bf16).
+template <int kPack, typename T>
+__device__ inline void widen(const Pack<T, kPack>& packed, float (&v)[kPack]) {
 #pragma unroll
   for (int e = 0; e < kPack; ++e) v[e] = static_cast<float>(packed.v[e]);
+}
+// Elements i .. i + kPack - 1 of p, widened to float.
+template <int kPack, typename T, typename I>
+__device__ inline void load_float(const T* __restrict__ p, I i, float (&v)[kPack]) {
+  widen(load<kPack>(p, i), v);
 }
 
 }  // namespace sg::kernels::cuda
