@@ -5,10 +5,9 @@
 // at::layer_norm and its autograd backward produce. Applies where ATen itself takes its
 // vectorised path (C % 4 == 0) on float32 rows: float32 x, or bf16 x under autocast (ATen
 // normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
-// Each 128-thread group of a block handles `rows_per_group` consecutive rows (1, 2 or 4: the
-// variant's vec), side by side; `threads / 128` groups per block. A row of up to 2048
-// elements stays in registers between the passes (one read of x, and of the grad); longer
-// rows are read twice, one per group.
+// Each 128-thread group of a block handles one row; `threads / 128` rows per block. A row of
+// up to 2048 elements stays in registers between the passes (one read of x, and of the
+// grad); longer rows are read twice. Device code: adaln_layer_norm_kernels.cuh.
 #include "kernels/cuda/adaln_layer_norm_kernels.cuh"
 #include "kernels/cuda/adaln_operands.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -44,46 +43,27 @@ void with_cache(int64_t channels, F&& f) {
   }
 }
 
-// Calls f(kRows constant): the rows per 128-thread group for rows held in registers; rows
-// read twice (kCached == 0, longer than 2048 elements) go one per group, their loads alone
-// keep a group busy.
-template <int kCached, typename F>
-void with_rows_per_group(int64_t rows_per_group, F&& f) {
-  if constexpr (kCached == 0) {
-    f(std::integral_constant<int, 1>{});
-  } else if (rows_per_group == 4) {
-    f(std::integral_constant<int, 4>{});
-  } else if (rows_per_group == 2) {
-    f(std::integral_constant<int, 2>{});
-  } else {
-    f(std::integral_constant<int, 1>{});
-  }
-}
-
-// The grid for `rows` rows, `per_block` per block.
-dim3 row_grid(int64_t rows, int64_t per_block) {
+// The grid for `rows` rows, one per 128 threads.
+dim3 row_grid(int64_t rows, int64_t threads) {
+  const int64_t per_block = threads / kRowThreads;
   const int64_t blocks = (rows + per_block - 1) / per_block;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many rows");
   return dim3(static_cast<unsigned>(blocks));
 }
 
-// Launches a row kernel over x's rows: calls go(TX{}, cached, rows_per_group, grid, block,
-// stream) with x's element type, the register cache its rows fit (with_cache) and the rows
-// per 128-thread group (with_rows_per_group), then checks the launch.
+// Launches a row kernel over x's rows: calls go(TX{}, cached, grid, block, stream) with x's
+// element type and the register cache its rows fit (with_cache), then checks the launch.
 template <typename Go>
-void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, int64_t rows_per_group, Go&& go) {
+void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, Go&& go) {
   TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads <= kMaxThreads,
               "adaln: layer-norm modulate needs threads in {128, 256, 512}");
-  TORCH_CHECK(rows_per_group == 1 || rows_per_group == 2 || rows_per_group == 4,
-              "adaln: layer-norm modulate takes 1, 2 or 4 rows per 128 threads");
+  const dim3 grid = row_grid(rows, threads);
   const dim3 block(static_cast<unsigned>(threads));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   adaln::with_type(x.scalar_type(), [&](auto tx) {
     with_cache(x.size(2), [&](auto cached) {
-      with_rows_per_group<decltype(cached)::value>(rows_per_group, [&](auto per_group) {
-        go(tx, cached, per_group, row_grid(rows, threads / kRowThreads * decltype(per_group)::value), block, stream);
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+      go(tx, cached, grid, block, stream);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
 }
@@ -107,7 +87,7 @@ bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, c
 std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
                                                                            const at::Tensor& scale,
                                                                            const at::Tensor& shift, double eps,
-                                                                           int64_t threads, int64_t rows_per_group) {
+                                                                           int64_t threads) {
   adaln::check_rows(x, x);
   TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned_to(x, kVec * x.element_size()),
               "adaln: layer-norm modulate needs [B, S, C] rows with C % 4 == 0, aligned");
@@ -118,21 +98,28 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   auto mean = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   auto rstd = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   if (rows == 0) return {out, mean, rstd};
-  launch_rows(x, rows, threads, rows_per_group, [&](auto tx, auto cached, auto per_group, dim3 grid, dim3 block,
-                                                    cudaStream_t stream) {
+  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
     using TX = decltype(tx);
-    modulate_ln_fwd_kernel<TX, decltype(cached)::value, decltype(per_group)::value><<<grid, block, 0, stream>>>(
-        x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
-        mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
-        static_cast<float>(eps));
+    constexpr int kCached = decltype(cached)::value;
+    auto go = [&](auto equal) {
+      modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value><<<grid, block, 0, stream>>>(
+          x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
+          mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
+          static_cast<float>(eps), equal_counts(kCached));
+    };
+    // Every thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024, 1536, 2048).
+    if (kCached > 0 && x.size(2) == int64_t{kVec} * kRowThreads * kCached) {
+      if constexpr (kCached > 0) go(std::true_type{});
+    } else {
+      go(std::false_type{});
+    }
   });
   return {out, mean, rstd};
 }
 
 std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
                                                                const at::Tensor& mean, const at::Tensor& rstd,
-                                                               const at::Tensor& scale, int64_t threads,
-                                                               int64_t rows_per_group) {
+                                                               const at::Tensor& scale, int64_t threads) {
   adaln::check_rows(x, x);
   adaln::check_rows(grad, x);
   TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16), "adaln: modulate grad must be aligned float32");
@@ -146,10 +133,9 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
   auto dx = empty_output(x.sizes(), x.options());
   auto g_scale_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   if (rows == 0) return {dx, g_scale_elem};
-  launch_rows(x, rows, threads, rows_per_group, [&](auto tx, auto cached, auto per_group, dim3 grid, dim3 block,
-                                                    cudaStream_t stream) {
+  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
     using TX = decltype(tx);
-    modulate_ln_bwd_kernel<TX, decltype(cached)::value, decltype(per_group)::value><<<grid, block, 0, stream>>>(
+    modulate_ln_bwd_kernel<TX, decltype(cached)::value><<<grid, block, 0, stream>>>(
         grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
         scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows, static_cast<int>(x.size(2)),
         x.size(1), ss);

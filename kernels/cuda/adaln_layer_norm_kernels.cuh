@@ -20,32 +20,24 @@ using lno::kVec;
 constexpr int kMaxGroupsPerBlock = 4;  // threads <= 512
 constexpr int kMaxThreads = kMaxGroupsPerBlock * kRowThreads;
 
-// The rows a 128-thread group of the block handles, kRows consecutive ones from `first`,
-// and the thread's index in the group. More rows per group keep more of x's loads in flight
-// per thread and run the rows' reductions side by side; each row is still reduced by its
-// 128 threads in ATen's order.
-template <int kRows>
-struct RowGroup {
+// The row this thread's 128-thread group handles, and the thread's index in the group.
+struct RowSlot {
   int group, t;
-  int64_t first;
-  bool valid[kRows];
-  int64_t row_or_0[kRows];  // the row, or 0 past the last row (no access is made there)
-
-  __device__ explicit RowGroup(int64_t rows) {
-    group = threadIdx.x / kRowThreads;
-    t = threadIdx.x % kRowThreads;
-    first = (static_cast<int64_t>(blockIdx.x) * (blockDim.x / kRowThreads) + group) * kRows;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      valid[r] = first + r < rows;
-      row_or_0[r] = valid[r] ? first + r : 0;
-    }
-  }
+  int64_t row;
+  bool valid;
 };
+__device__ inline RowSlot row_slot(int64_t rows) {
+  RowSlot s;
+  s.group = threadIdx.x / kRowThreads;
+  s.t = threadIdx.x % kRowThreads;
+  s.row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kRowThreads) + s.group;
+  s.valid = s.row < rows;
+  return s;
+}
 
-// A thread's vectors i = t + k * 128 of each of its group's rows, k < kCached, held in
-// registers between the passes in x's own type (all loads issued before the first use);
-// with kCached == 0 every pass reads them again (rows longer than 128 * kCached vectors).
+// A thread's vectors i = t + k * 128 of its row, k < kCached, held in registers between the
+// passes in x's own type (all loads issued before the first use); with kCached == 0 every
+// pass reads them again (rows longer than 128 * kCachedVectors vectors).
 constexpr int kCachedVectors = 4;
 // 1 / n for the counts of a thread's pushes from registers (n = 4k + e + 1), correctly rounded
 // (the compiler divides at compile time, as __fdiv_rn would at run time).
@@ -53,202 +45,200 @@ static __constant__ float kReciprocal[kCachedVectors * kVec] = {
     1.0f / 1,  1.0f / 2,  1.0f / 3,  1.0f / 4,  1.0f / 5,  1.0f / 6,  1.0f / 7,  1.0f / 8,
     1.0f / 9,  1.0f / 10, 1.0f / 11, 1.0f / 12, 1.0f / 13, 1.0f / 14, 1.0f / 15, 1.0f / 16};
 
-template <typename TX, int kCached, int kRows>
+template <typename TX, int kCached>
 struct RowCache {
   static constexpr int kSlots = kCached > 0 ? kCached : 1;
-  Pack<TX, kVec> x[kRows][kSlots];
-  float g[kRows][kSlots][kVec];
+  Pack<TX, kVec> x[kSlots];
+  float g[kSlots][kVec];
 };
 
-template <typename TX, int kCached, int kRows>
+// Rows where every thread holds exactly kCached vectors (C = 512 * kCached): each combine
+// level joins equal counts, count[level] = 4 * kCached * 2^level, and welford_combine_equal
+// takes that level's half[level] = welford_equal_weight(count[level]) (computed once, on the
+// host, by equal_counts) instead of an IEEE division per combine.
+struct EqualCounts {
+  float count[lno::kCombineLevels];
+  float half[lno::kCombineLevels];
+};
+inline EqualCounts equal_counts(int cached_vectors) {
+  EqualCounts e{};
+  float count = static_cast<float>(kVec * cached_vectors);
+  for (int level = 0; level < lno::kCombineLevels; ++level, count = fm::fadd(count, count)) {
+    e.count[level] = count;
+    e.half[level] = fm::welford_equal_weight(count);
+  }
+  return e;
+}
+
+// kEqual: the row fills every thread's kCached slots (see EqualCounts): the pushes need no
+// per-vector guard (their counts fold to constants) and the combines no division. The
+// statistics' operations and order are the same either way.
+template <typename TX, int kCached, bool kEqual>
 __global__ void __launch_bounds__(kMaxThreads)
     modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,
                            const float* __restrict__ shift, float* __restrict__ out, float* __restrict__ mean_out,
                            float* __restrict__ rstd_out, int64_t rows, int n, int64_t seq, int64_t scale_stride,
-                           int64_t shift_stride, float eps) {
-  __shared__ float slots[kMaxGroupsPerBlock][kRows][3 * kRowWarps];
-  const RowGroup<kRows> g(rows);
-  const int nv = n / kVec;
-  auto has = [&](int r, int i) { return g.valid[r] && i < nv; };
-  auto row_x = [&](int r) { return x + g.row_or_0[r] * n; };
-  RowCache<TX, kCached, kRows> c;
-  fm::WelfordLN w[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) w[r] = {0.0f, 0.0f, 0.0f};
+                           int64_t shift_stride, float eps, EqualCounts equal) {
+  static_assert(!kEqual || kCached > 0, "equal counts need the register cache");
+  __shared__ float slots[kMaxGroupsPerBlock][3 * kRowWarps];
+  const RowSlot s = row_slot(rows);
+  const int nv = s.valid ? n / kVec : 0;
+  auto has = [&](int i) { return kEqual ? s.valid : i < nv; };
+  const TX* xr = x + (s.valid ? s.row : 0) * n;
+  RowCache<TX, kCached> c;
+  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
   if constexpr (kCached > 0) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (has(r, g.t + k * kRowThreads)) c.x[r][k] = load<kVec>(row_x(r), (g.t + k * kRowThreads) * kVec);
+    for (int k = 0; k < kCached; ++k)
+      if (has(s.t + k * kRowThreads)) c.x[k] = load<kVec>(xr, (s.t + k * kRowThreads) * kVec);
     // A thread's valid vectors are k = 0 .. some K - 1, so its count before a push is 4k + e.
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
+    for (int k = 0; k < kCached; ++k)
+      if (has(s.t + k * kRowThreads)) {
+        float v[kVec];
+        widen(c.x[k], v);
 #pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (has(r, g.t + k * kRowThreads)) {
-          float v[kVec];
-          widen(c.x[r][k], v);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) w[r] = fm::welford_push(w[r], v[e], kReciprocal[k * kVec + e]);
-        }
+        for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e], kReciprocal[k * kVec + e]);
+      }
   } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      load_float<kVec>(xr, i * kVec, v);
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      for (int i = g.t; has(r, i); i += kRowThreads) {
-        float v[kVec];
-        load_float<kVec>(row_x(r), i * kVec, v);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) w[r] = fm::welford_push(w[r], v[e]);
-      }
+      for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e]);
+    }
   }
-  lno::row_stats<kRows>(w, n, slots[g.group], g.t);
+  fm::WelfordLN stats;
+  if constexpr (kEqual) {
+    stats = lno::row_stats(w, n, slots[s.group], s.t, [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
+      return fm::welford_combine_equal(b, a, equal.count[level], equal.half[level]);
+    });
+  } else {
+    stats = lno::row_stats(w, n, slots[s.group], s.t,
+                           [](int, fm::WelfordLN b, fm::WelfordLN a) { return fm::welford_combine(b, a); });
+  }
+  if (!s.valid) return;
+  const float rstd = rsqrtf(fm::fadd(stats.sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
+  const int64_t b = s.row / seq;
+  const float* sc = scale + b * scale_stride;
+  const float* sh = shift + b * shift_stride;
+  float* o = out + s.row * n;
+  auto emit = [&](int i, const float(&v)[kVec]) {
+    const auto scv = load<kVec>(sc, i * kVec);
+    const auto shv = load<kVec>(sh, i * kVec);
+    Pack<float, kVec> r;
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    if (!g.valid[r]) continue;
-    const int64_t row = g.row_or_0[r];
-    const float mean = w[r].mean;
-    const float rstd = rsqrtf(fm::fadd(w[r].sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
-    const int64_t b = row / seq;
-    const float* sc = scale + b * scale_stride;
-    const float* sh = shift + b * shift_stride;
-    float* o = out + row * n;
-    auto emit = [&](int i, const float(&v)[kVec]) {
-      const auto scv = load<kVec>(sc, i * kVec);
-      const auto shv = load<kVec>(sh, i * kVec);
-      Pack<float, kVec> res;
+    for (int e = 0; e < kVec; ++e)
+      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e], shv.v[e]);
+    store<kVec>(o, i * kVec, r);
+  };
+  if constexpr (kCached > 0) {
 #pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        res.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], mean, rstd), scv.v[e], shv.v[e]);
-      store<kVec>(o, i * kVec, res);
-    };
-    if constexpr (kCached > 0) {
-#pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (has(r, g.t + k * kRowThreads)) {
-          float v[kVec];
-          widen(c.x[r][k], v);
-          emit(g.t + k * kRowThreads, v);
-        }
-    } else {
-      for (int i = g.t; i < nv; i += kRowThreads) {
+    for (int k = 0; k < kCached; ++k)
+      if (has(s.t + k * kRowThreads)) {
         float v[kVec];
-        load_float<kVec>(row_x(r), i * kVec, v);
-        emit(i, v);
+        widen(c.x[k], v);
+        emit(s.t + k * kRowThreads, v);
       }
+  } else {
+    for (int i = s.t; i < nv; i += kRowThreads) {
+      float v[kVec];
+      load_float<kVec>(xr, i * kVec, v);
+      emit(i, v);
     }
-    if (g.t == 0) {
-      mean_out[row] = mean;
-      rstd_out[row] = rstd;
-    }
+  }
+  if (s.t == 0) {
+    mean_out[s.row] = stats.mean;
+    rstd_out[s.row] = rstd;
   }
 }
 
-// Calls f(r, i, g, x) for thread t's vectors i = t, t + 128, ... < nv of each valid row r
-// of its group: from the registers in c (filled by read(r, i, g, x) first when read_first,
-// every load of the group's rows issued before the first f), or, with kCached == 0, reading
-// each vector again.
-template <typename TX, int kCached, int kRows, typename Read, typename F>
-__device__ inline void each_vector(const RowGroup<kRows>& rg, int nv, RowCache<TX, kCached, kRows>& c,
-                                   bool read_first, Read&& read, F&& f) {
-  const int t = rg.t;
+// Calls f(i, g, x) for thread t's vectors i = t, t + 128, ... < nv of the row: from the
+// registers in c (filled by read(i, g, x) first when read_first), or, with kCached == 0,
+// reading each vector again.
+template <typename TX, int kCached, typename Read, typename F>
+__device__ inline void each_vector(int t, int nv, RowCache<TX, kCached>& c, bool read_first, Read&& read, F&& f) {
   if constexpr (kCached > 0) {
     if (read_first) {
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int k = 0; k < kCached; ++k)
-          if (rg.valid[r] && t + k * kRowThreads < nv) read(r, t + k * kRowThreads, c.g[r][k], c.x[r][k]);
+      for (int k = 0; k < kCached; ++k)
+        if (t + k * kRowThreads < nv) read(t + k * kRowThreads, c.g[k], c.x[k]);
     }
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-#pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (rg.valid[r] && t + k * kRowThreads < nv) f(r, t + k * kRowThreads, c.g[r][k], c.x[r][k]);
+    for (int k = 0; k < kCached; ++k)
+      if (t + k * kRowThreads < nv) f(t + k * kRowThreads, c.g[k], c.x[k]);
   } else {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      for (int i = t; rg.valid[r] && i < nv; i += kRowThreads) {
-        float g[kVec];
-        Pack<TX, kVec> v;
-        read(r, i, g, v);
-        f(r, i, g, v);
-      }
+    for (int i = t; i < nv; i += kRowThreads) {
+      float g[kVec];
+      Pack<TX, kVec> v;
+      read(i, g, v);
+      f(i, g, v);
+    }
   }
 }
 
 // grad: float32 grad of the modulated output. Pass 1 writes grad * normed (for scale's
 // grad) and sums LayerNorm backward's row terms over dy = grad * (1 + scale); pass 2 writes
 // x's grad (ATen's float32 value, then cast to x's dtype as autocast's ToCopyBackward does).
-template <typename TX, int kCached, int kRows>
+template <typename TX, int kCached>
 __global__ void __launch_bounds__(kMaxThreads)
     modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX* __restrict__ x, const float* __restrict__ mean,
                            const float* __restrict__ rstd, const float* __restrict__ scale, TX* __restrict__ dx,
                            float* __restrict__ g_scale_elem, int64_t rows, int n, int64_t seq,
                            int64_t scale_stride) {
-  __shared__ float slots[kMaxGroupsPerBlock][2 * kRows][kRowWarps];
-  __shared__ float sums[kMaxGroupsPerBlock][2 * kRows];
-  const RowGroup<kRows> rg(rows);
-  const int nv = n / kVec;
-  int64_t off[kRows];
-  float m[kRows], rs[kRows];
-  const float* sc[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-    off[r] = rg.row_or_0[r] * n;
-    m[r] = rg.valid[r] ? mean[rg.row_or_0[r]] : 0.0f;
-    rs[r] = rg.valid[r] ? rstd[rg.row_or_0[r]] : 0.0f;
-    sc[r] = scale + rg.row_or_0[r] / seq * scale_stride;
-  }
-  auto read = [&](int r, int i, float(&g)[kVec], Pack<TX, kVec>& v) {
-    load_float<kVec>(grad + off[r], i * kVec, g);
-    v = load<kVec>(x + off[r], i * kVec);
+  __shared__ float slots[kMaxGroupsPerBlock][kRowWarps];
+  __shared__ float sums[kMaxGroupsPerBlock][2];
+  const RowSlot s = row_slot(rows);
+  const int nv = s.valid ? n / kVec : 0;
+  const int64_t off = (s.valid ? s.row : 0) * n;
+  const float m = s.valid ? mean[s.row] : 0.0f;
+  const float rs = s.valid ? rstd[s.row] : 0.0f;
+  const float* sc = scale + (s.valid ? s.row / seq : 0) * scale_stride;
+  auto read = [&](int i, float(&g)[kVec], Pack<TX, kVec>& v) {
+    load_float<kVec>(grad + off, i * kVec, g);
+    v = load<kVec>(x + off, i * kVec);
   };
-  // sum[2r]: the row's sum of dy; sum[2r + 1]: of dy * (x - mean) * rstd.
-  float sum[2 * kRows];
-#pragma unroll
-  for (int j = 0; j < 2 * kRows; ++j) sum[j] = 0.0f;
-  auto terms = [&](int r, int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
+  float sum1 = 0.0f, sum2 = 0.0f;
+  auto terms = [&](int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
     float v[kVec];
     widen(xv, v);
-    const auto scv = load<kVec>(sc[r], i * kVec);
+    const auto scv = load<kVec>(sc, i * kVec);
     Pack<float, kVec> gs;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       float dy;
-      fm::modulate_backward(g[e], fm::layer_norm_normalize(v[e], m[r], rs[r]), scv.v[e], dy, gs.v[e]);
-      fm::layer_norm_grad_terms(dy, v[e], m[r], rs[r], sum[2 * r], sum[2 * r + 1]);
+      fm::modulate_backward(g[e], fm::layer_norm_normalize(v[e], m, rs), scv.v[e], dy, gs.v[e]);
+      fm::layer_norm_grad_terms(dy, v[e], m, rs, sum1, sum2);
     }
-    store<kVec>(g_scale_elem + off[r], i * kVec, gs);
+    store<kVec>(g_scale_elem + off, i * kVec, gs);
   };
-  RowCache<TX, kCached, kRows> c;
-  each_vector(rg, nv, c, /*read_first=*/true, read, terms);
-  lno::row_sums<2 * kRows>(sum, slots[rg.group], rg.t);
-  if (rg.t == 0) {
-#pragma unroll
-    for (int j = 0; j < 2 * kRows; ++j) sums[rg.group][j] = sum[j];
+  RowCache<TX, kCached> c;
+  each_vector(s.t, nv, c, /*read_first=*/true, read, terms);
+  sum1 = lno::row_sum(sum1, slots[s.group], s.t);
+  sum2 = lno::row_sum(sum2, slots[s.group], s.t);
+  if (s.t == 0) {
+    sums[s.group][0] = sum1;
+    sums[s.group][1] = sum2;
   }
   __syncthreads();
-#pragma unroll
-  for (int j = 0; j < 2 * kRows; ++j) sum[j] = sums[rg.group][j];
+  if (!s.valid) return;
+  sum1 = sums[s.group][0];
+  sum2 = sums[s.group][1];
   const float fn = static_cast<float>(n);
-  float term1[kRows];
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) term1[r] = fm::fmul(fm::fdiv(1.0f, fn), rs[r]);
-  auto emit = [&](int r, int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
+  const float term1 = fm::fmul(fm::fdiv(1.0f, fn), rs);
+  auto emit = [&](int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
     float v[kVec];
     widen(xv, v);
-    const auto scv = load<kVec>(sc[r], i * kVec);
-    Pack<TX, kVec> res;
+    const auto scv = load<kVec>(sc, i * kVec);
+    Pack<TX, kVec> r;
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       const float dy = fm::modulate_grad_normed(g[e], scv.v[e]);
-      res.v[e] =
-          fm::from_float<TX>(fm::layer_norm_grad_input(dy, v[e], m[r], rs[r], sum[2 * r], sum[2 * r + 1], fn, term1[r]));
+      r.v[e] = fm::from_float<TX>(fm::layer_norm_grad_input(dy, v[e], m, rs, sum1, sum2, fn, term1));
     }
-    store<kVec>(dx + off[r], i * kVec, res);
+    store<kVec>(dx + off, i * kVec, r);
   };
-  each_vector(rg, nv, c, /*read_first=*/false, read, emit);
+  each_vector(s.t, nv, c, /*read_first=*/false, read, emit);
 }
 
 }  // namespace sg::kernels::cuda::modulate_ln

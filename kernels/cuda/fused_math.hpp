@@ -173,6 +173,17 @@ C10_HOST_DEVICE inline WelfordLN welford_combine(WelfordLN b, WelfordLN a) {
   return {ffma(a.mean, na, fmul(nb, b.mean)), ffma(fmul(fmul(delta, delta), a.count), nb, fadd(a.sigma2, b.sigma2)),
           count};
 }
+// cuWelfordCombine when both partials hold `count` elements (every thread of the row pushed
+// the same number, so every lane of a level combines equal counts): ATen's nA and nB are then
+// the same value, `half` = count * (1 / (2 count)), which welford_equal_weight computes once
+// per level instead of an IEEE division per combine. Same operations on the same values as
+// welford_combine, so the same bits.
+C10_HOST_DEVICE inline float welford_equal_weight(float count) { return fmul(count, fdiv(1.0f, fadd(count, count))); }
+C10_HOST_DEVICE inline WelfordLN welford_combine_equal(WelfordLN b, WelfordLN a, float count, float half) {
+  const float delta = fsub(b.mean, a.mean);
+  return {ffma(a.mean, half, fmul(half, b.mean)), ffma(fmul(fmul(delta, delta), count), half, fadd(a.sigma2, b.sigma2)),
+          fadd(count, count)};
+}
 // The normalised element: rstd * (x - mean), two roundings.
 C10_HOST_DEVICE inline float layer_norm_normalize(float x, float mean, float rstd) { return fmul(rstd, fsub(x, mean)); }
 // LayerNorm backward without affine, per element: the row sums' terms

@@ -57,17 +57,15 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
 bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
                                  bool to_float);
 // layer_norm(float(x)) * (1 + scale) + shift -> (out float32, mean, rstd float32 [B, S, 1]).
-// threads: 128, 256 or 512; rows_per_group: 1, 2 or 4 rows per 128 threads, reduced side by
-// side (rows longer than 2048 elements: 1).
+// threads: 128, 256 or 512 (one row per 128 threads).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
                                                                            const at::Tensor& scale,
                                                                            const at::Tensor& shift, double eps,
-                                                                           int64_t threads, int64_t rows_per_group);
+                                                                           int64_t threads);
 // grad float32 -> (x's grad in x's dtype, grad * normed float32).
 std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
                                                                const at::Tensor& mean, const at::Tensor& rstd,
-                                                               const at::Tensor& scale, int64_t threads,
-                                                               int64_t rows_per_group);
+                                                               const at::Tensor& scale, int64_t threads);
 // x + y * gate -> float32. x, y float32 or bf16.
 at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
                          int64_t vec, int64_t pack);

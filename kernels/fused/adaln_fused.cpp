@@ -40,7 +40,7 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     const bool layer_norm_inside = cuda::modulate_layer_norm_applies(x, scale, shift, to_float);
     ctx->saved_data["layer_norm_inside"] = layer_norm_inside;
     if (layer_norm_inside) {
-      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads, vec);
+      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads);
       ctx->save_for_backward({x, mean, rstd, scale});
       return out;
     }
@@ -59,8 +59,7 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     at::Tensor dx, g_scale_elem;
     if (ctx->saved_data["layer_norm_inside"].toBool()) {
       // xin is x itself here: the kernel widens it and casts the grad back to its dtype.
-      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads,
-                                                                      ctx->saved_data["vec"].toInt());
+      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads);
     } else {
       at::Tensor g_normed;
       std::tie(g_normed, g_scale_elem) = cuda::modulate_backward(

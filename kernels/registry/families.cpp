@@ -145,8 +145,7 @@ std::vector<FamilyInfo> build_families() {
                    [](const ParamValues& p) { return get(p, "flat") == 0 || get(p, "rows_per_block") <= 1; }}},
                  kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"rows_per_block", 2}, {"flat", 0}}});
   // pack: consecutive elements per access (4: 16-byte float / 8-byte bf16 vector
-  // accesses where C % 4 == 0 and the operands are aligned, else 1). vec: packs per thread;
-  // in modulate with the LayerNorm inside, rows per 128-thread group.
+  // accesses where C % 4 == 0 and the operands are aligned, else 1).
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"pack", {1, 4}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},

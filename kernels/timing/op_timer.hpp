@@ -1,6 +1,8 @@
 // Times one op case (op_cases.hpp) for a variant: forward alone and forward + autograd
 // backward, median of `repeats` after `warmup` runs with the input sets rotated. CUDA
-// events on a CUDA device, the steady clock (after the op returns) on the CPU.
+// events on a CUDA device, with the GPU kept busy while the host dispatches the op (the
+// GPU's time for the op's kernels, not the host's launch latency); the steady clock (after
+// the op returns) on the CPU.
 #pragma once
 
 #include "kernels/timing/op_cases.hpp"

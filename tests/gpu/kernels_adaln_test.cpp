@@ -87,18 +87,18 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
 // The LayerNorm-inside kernels (adaln_layer_norm.cu): they apply at the model's shapes, and
 // reproduce ATen's statistics and LayerNorm backward bit for bit, also where a row has fewer
 // 4-element vectors than its 128 threads (C = 36, 96: threads with no element combine
-// empty partials), several per thread in registers (C = 1000: 2 or 1; 1536: 3 each; 2000:
-// 4 or 3; 2048: 4) or read twice (C = 3072), several rows per block and per 128-thread
-// group (every variant's vec) with a partial last block and group (21 and 5 rows), rows
-// whose mean is far from zero, and a misaligned x (the statistics then stay ATen's: still
-// bitwise).
+// empty partials), several per thread in registers (C = 1000: 2 or 1; 2000: 4 or 3) or read
+// twice (C = 3072), rows that fill every thread's register slots (C = 512, 1024, 1536, 2048:
+// 1 to 4 each, the forward's combines with equal-count weights instead of divisions),
+// several rows per block with a partial last block (21 rows), rows whose mean is far from
+// zero, and a misaligned x (the statistics then stay ATen's: still bitwise).
 TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(15);
   const auto opts = at::TensorOptions().device(cuda0());
   for (const auto& s :
-       std::vector<AdalnShape>{{2, 1280, 1536}, {3, 7, 36}, {1, 5, 96}, {3, 7, 1000}, {2, 3, 2000}, {1, 3, 2048},
-                              {2, 3, 3072}}) {
+       std::vector<AdalnShape>{{2, 1280, 1536}, {3, 7, 36}, {1, 5, 96}, {3, 7, 512}, {2, 3, 1024}, {3, 7, 1000},
+                              {2, 3, 2000}, {1, 3, 2048}, {2, 3, 3072}}) {
     for (double offset : {0.0, 300.0}) {
       for (auto [dtype, autocast] :
            std::vector<std::pair<at::ScalarType, bool>>{{at::kFloat, false}, {at::kBFloat16, true}}) {

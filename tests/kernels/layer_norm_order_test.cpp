@@ -13,6 +13,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace sg::kernels {
 namespace {
@@ -47,6 +49,46 @@ std::pair<float, float> row_stats(const float* row, int n) {
     for (int w = 0; w < offset; ++w) warp[w] = fm::welford_combine(warp[w], warp[w + offset]);
   }
   return {warp[0].mean, fm::fdiv(warp[0].sigma2, static_cast<float>(n))};
+}
+
+// row_stats with the fused forward's combines for rows that fill every thread's register
+// slots (C = 512 * K, K vectors per thread): level l (shuffles, then the warp tree) joins two
+// partials of 4 * K * 2^l elements each with welford_combine_equal, no division.
+std::pair<float, float> row_stats_equal(const float* row, int n) {
+  std::array<fm::WelfordLN, kThreads> thread{};
+  for (int t = 0; t < kThreads; ++t) {
+    for (int i = t; i < n / kVec; i += kThreads) {
+      for (int e = 0; e < kVec; ++e) thread[t] = fm::welford_push(thread[t], row[i * kVec + e]);
+    }
+  }
+  const float first = static_cast<float>(n / kThreads);  // 4 * K
+  std::array<fm::WelfordLN, kWarps> warp{};
+  for (int w = 0; w < kWarps; ++w) {
+    std::array<fm::WelfordLN, 32> lanes{};
+    std::copy(thread.begin() + 32 * w, thread.begin() + 32 * (w + 1), lanes.begin());
+    float count = first;
+    for (int offset = 16; offset > 0; offset >>= 1, count = fm::fadd(count, count)) {
+      const auto before = lanes;
+      for (int l = 0; l < 32; ++l) {
+        lanes[l] = fm::welford_combine_equal(before[l], before[l + offset < 32 ? l + offset : l], count,
+                                             fm::welford_equal_weight(count));
+      }
+    }
+    warp[w] = lanes[0];
+  }
+  float count = 32 * first;
+  for (int offset = kWarps / 2; offset > 0; offset /= 2, count = fm::fadd(count, count)) {
+    for (int w = 0; w < offset; ++w) {
+      warp[w] = fm::welford_combine_equal(warp[w], warp[w + offset], count, fm::welford_equal_weight(count));
+    }
+  }
+  return {warp[0].mean, fm::fdiv(warp[0].sigma2, static_cast<float>(n))};
+}
+
+uint32_t bits(float v) {
+  uint32_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
 }
 
 // BlockReduceSum: warp sums, then warp 0 sums the 4 results with zeros in its other lanes.
@@ -112,6 +154,39 @@ TEST(LayerNormOrder, EmulatedLayerNormModulateMatchesLibTorchWithinRounding) {
       EXPECT_TRUE(at::allclose(emulated.out, out.detach(), 1e-4, 1e-4)) << what;
       EXPECT_TRUE(at::allclose(emulated.dx, dx, 1e-3, 1e-4)) << what << " max diff "
                                                             << (emulated.dx - dx).abs().max().item<float>();
+    }
+  }
+}
+
+// The forward kernel's equal-count combines (adaln_layer_norm_kernels.cuh, EqualCounts) are
+// the dividing combines' operations on the same values: same mean and variance bits.
+TEST(LayerNormOrder, EqualCountCombinesGiveTheDividingCombinesBits) {
+  at::manual_seed(22);
+  for (int c : {512, 1024, 1536, 2048}) {
+    for (double offset : {0.0, 300.0, -7.5}) {
+      for (int trial = 0; trial < 8; ++trial) {
+        const auto x = (at::randn({c}) * (1 + trial) + offset).contiguous();
+        const auto dividing = row_stats(x.data_ptr<float>(), c);
+        const auto equal = row_stats_equal(x.data_ptr<float>(), c);
+        const std::string what = "C=" + std::to_string(c) + " offset " + std::to_string(offset);
+        ASSERT_EQ(bits(equal.first), bits(dividing.first)) << what << " mean";
+        ASSERT_EQ(bits(equal.second), bits(dividing.second)) << what << " variance";
+      }
+    }
+  }
+  // Single combines of random partials, with counts where 1 / (2 count) is inexact and
+  // products with the count round.
+  const auto v = at::randn({4, 1000}) * 10;
+  const auto sq = v.abs() * 100;
+  for (float count : {3.0f, 12.0f, 24.0f, 384.0f, 768.0f, 1536.0f}) {
+    for (int i = 0; i < 1000; ++i) {
+      const fm::WelfordLN b{v[0][i].item<float>(), sq[1][i].item<float>(), count};
+      const fm::WelfordLN a{v[2][i].item<float>(), sq[3][i].item<float>(), count};
+      const auto want = fm::welford_combine(b, a);
+      const auto got = fm::welford_combine_equal(b, a, count, fm::welford_equal_weight(count));
+      ASSERT_EQ(bits(got.mean), bits(want.mean)) << count << " #" << i;
+      ASSERT_EQ(bits(got.sigma2), bits(want.sigma2)) << count << " #" << i;
+      ASSERT_EQ(got.count, want.count) << count;
     }
   }
 }
