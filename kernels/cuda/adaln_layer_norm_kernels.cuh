@@ -153,9 +153,9 @@ __global__ void __launch_bounds__(kMaxThreads)
   }
 }
 
-// Calls f(i, g, x) for thread t's vectors i = t, t + 128, ... < nv of the row: from the
-// registers in c (filled by read(i, g, x) first when read_first), or, with kCached == 0,
-// reading each vector again.
+// Calls f(i, g, v) for thread t's vectors i = t, t + 128, ... < nv of the row, v the
+// vector of x widened to float: from the registers in c (filled by read(i, g, x) first when
+// read_first), or, with kCached == 0, reading each vector again.
 template <typename TX, int kCached, typename Read, typename F>
 __device__ inline void each_vector(int t, int nv, RowCache<TX, kCached>& c, bool read_first, Read&& read, F&& f) {
   if constexpr (kCached > 0) {
@@ -166,12 +166,17 @@ __device__ inline void each_vector(int t, int nv, RowCache<TX, kCached>& c, bool
     }
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
-      if (t + k * kRowThreads < nv) f(t + k * kRowThreads, c.g[k], c.x[k]);
+      if (t + k * kRowThreads < nv) {
+        float v[kVec];
+        widen(c.x[k], v);
+        f(t + k * kRowThreads, c.g[k], v);
+      }
   } else {
     for (int i = t; i < nv; i += kRowThreads) {
-      float g[kVec];
-      Pack<TX, kVec> v;
-      read(i, g, v);
+      float g[kVec], v[kVec];
+      Pack<TX, kVec> xv;
+      read(i, g, xv);
+      widen(xv, v);
       f(i, g, v);
     }
   }
@@ -199,9 +204,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     v = load<kVec>(x + off, i * kVec);
   };
   float sum1 = 0.0f, sum2 = 0.0f;
-  auto terms = [&](int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
-    float v[kVec];
-    widen(xv, v);
+  auto terms = [&](int i, const float(&g)[kVec], const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     Pack<float, kVec> gs;
 #pragma unroll
@@ -226,9 +229,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   sum2 = sums[s.group][1];
   const float fn = static_cast<float>(n);
   const float term1 = fm::fmul(fm::fdiv(1.0f, fn), rs);
-  auto emit = [&](int i, const float(&g)[kVec], const Pack<TX, kVec>& xv) {
-    float v[kVec];
-    widen(xv, v);
+  auto emit = [&](int i, const float(&g)[kVec], const float(&v)[kVec]) {
     const auto scv = load<kVec>(sc, i * kVec);
     Pack<TX, kVec> r;
 #pragma unroll
