@@ -105,7 +105,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
       modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value><<<grid, block, 0, stream>>>(
           x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
           mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
-          static_cast<float>(eps), equal_counts(kCached));
+          static_cast<float>(eps), decltype(equal)::value ? equal_counts(kCached) : EqualCounts{});
     };
     // Every thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024, 1536, 2048).
     if (kCached > 0 && x.size(2) == int64_t{kVec} * kRowThreads * kCached) {

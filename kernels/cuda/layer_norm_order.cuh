@@ -59,7 +59,8 @@ __device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN w, int n
   __syncthreads();
   return {slots[0], slots[1], 0.0f};
 }
-constexpr int kCombineLevels = 7;  // 5 shuffle levels + log2(kRowWarps) tree levels
+constexpr int log2_of(int v) { return v <= 1 ? 0 : 1 + log2_of(v / 2); }
+constexpr int kCombineLevels = 5 + log2_of(kRowWarps);  // the shuffle levels, then the warp tree's
 
 // ATen's WarpReduceSum: val += shuffle down 16, 8, 4, 2, 1.
 __device__ inline float warp_sum(float v) {

@@ -174,11 +174,12 @@ TEST(LayerNormOrder, EqualCountCombinesGiveTheDividingCombinesBits) {
       }
     }
   }
-  // Single combines of random partials, with counts where 1 / (2 count) is inexact and
-  // products with the count round.
+  // Single combines of random partials: counts of the kernels' levels (3 * 2^k and powers of
+  // 2, where count * (1 / (2 count)) rounds to 0.5 exactly) and others where it does not
+  // (41, 47, 55, 97: 0.49999997), and products with the count that round.
   const auto v = at::randn({4, 1000}) * 10;
   const auto sq = v.abs() * 100;
-  for (float count : {3.0f, 12.0f, 24.0f, 384.0f, 768.0f, 1536.0f}) {
+  for (float count : {3.0f, 12.0f, 24.0f, 384.0f, 768.0f, 1536.0f, 41.0f, 47.0f, 55.0f, 97.0f}) {
     for (int i = 0; i < 1000; ++i) {
       const fm::WelfordLN b{v[0][i].item<float>(), sq[1][i].item<float>(), count};
       const fm::WelfordLN a{v[2][i].item<float>(), sq[3][i].item<float>(), count};
