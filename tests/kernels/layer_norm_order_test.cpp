@@ -22,17 +22,22 @@ namespace {
 namespace fm = fused_math;
 constexpr int kThreads = 128, kWarps = 4, kVec = 4;
 
-// A warp's shuffle-down tree: lane l takes lane l + offset, lanes past 31 their own value.
+// A warp's shuffle-down tree: lane l takes lane l + offset, lanes past 31 their own value;
+// combine(level, own, other) at levels 0 (offset 16) to 4 (offset 1).
 template <typename T, typename Combine>
 T warp_tree(std::array<T, 32> lanes, Combine&& combine) {
-  for (int offset = 16; offset > 0; offset >>= 1) {
+  int level = 0;
+  for (int offset = 16; offset > 0; offset >>= 1, ++level) {
     const auto before = lanes;
-    for (int l = 0; l < 32; ++l) lanes[l] = combine(before[l], before[l + offset < 32 ? l + offset : l]);
+    for (int l = 0; l < 32; ++l) lanes[l] = combine(level, before[l], before[l + offset < 32 ? l + offset : l]);
   }
   return lanes[0];
 }
 
-std::pair<float, float> row_stats(const float* row, int n) {
+// The row's mean and variance in ATen's order (layer_norm_order.cuh's row_stats): each
+// thread's pushes, the warps' shuffle trees, then the tree over the warps at levels 5 and 6.
+template <typename Combine>
+std::pair<float, float> row_stats(const float* row, int n, Combine&& combine) {
   std::array<fm::WelfordLN, kThreads> thread{};
   for (int t = 0; t < kThreads; ++t) {
     for (int i = t; i < n / kVec; i += kThreads) {
@@ -43,46 +48,29 @@ std::pair<float, float> row_stats(const float* row, int n) {
   for (int w = 0; w < kWarps; ++w) {
     std::array<fm::WelfordLN, 32> lanes{};
     std::copy(thread.begin() + 32 * w, thread.begin() + 32 * (w + 1), lanes.begin());
-    warp[w] = warp_tree(lanes, fm::welford_combine);
+    warp[w] = warp_tree(lanes, combine);
   }
-  for (int offset = kWarps / 2; offset > 0; offset /= 2) {
-    for (int w = 0; w < offset; ++w) warp[w] = fm::welford_combine(warp[w], warp[w + offset]);
+  int level = 5;
+  for (int offset = kWarps / 2; offset > 0; offset /= 2, ++level) {
+    for (int w = 0; w < offset; ++w) warp[w] = combine(level, warp[w], warp[w + offset]);
   }
   return {warp[0].mean, fm::fdiv(warp[0].sigma2, static_cast<float>(n))};
 }
 
-// row_stats with the fused forward's combines for rows that fill every thread's register
-// slots (C = 512 * K, K vectors per thread): level l (shuffles, then the warp tree) joins two
-// partials of 4 * K * 2^l elements each with welford_combine_equal, no division.
+// With ATen's dividing combines.
+std::pair<float, float> row_stats(const float* row, int n) {
+  return row_stats(row, n, [](int, fm::WelfordLN b, fm::WelfordLN a) { return fm::welford_combine(b, a); });
+}
+
+// With the fused forward's combines for rows that fill every thread's register slots
+// (C = 512 * K, K vectors per thread): level l joins two partials of 4 * K * 2^l elements
+// each with welford_combine_equal, no division.
 std::pair<float, float> row_stats_equal(const float* row, int n) {
-  std::array<fm::WelfordLN, kThreads> thread{};
-  for (int t = 0; t < kThreads; ++t) {
-    for (int i = t; i < n / kVec; i += kThreads) {
-      for (int e = 0; e < kVec; ++e) thread[t] = fm::welford_push(thread[t], row[i * kVec + e]);
-    }
-  }
   const float first = static_cast<float>(n / kThreads);  // 4 * K
-  std::array<fm::WelfordLN, kWarps> warp{};
-  for (int w = 0; w < kWarps; ++w) {
-    std::array<fm::WelfordLN, 32> lanes{};
-    std::copy(thread.begin() + 32 * w, thread.begin() + 32 * (w + 1), lanes.begin());
-    float count = first;
-    for (int offset = 16; offset > 0; offset >>= 1, count = fm::fadd(count, count)) {
-      const auto before = lanes;
-      for (int l = 0; l < 32; ++l) {
-        lanes[l] = fm::welford_combine_equal(before[l], before[l + offset < 32 ? l + offset : l], count,
-                                             fm::welford_equal_weight(count));
-      }
-    }
-    warp[w] = lanes[0];
-  }
-  float count = 32 * first;
-  for (int offset = kWarps / 2; offset > 0; offset /= 2, count = fm::fadd(count, count)) {
-    for (int w = 0; w < offset; ++w) {
-      warp[w] = fm::welford_combine_equal(warp[w], warp[w + offset], count, fm::welford_equal_weight(count));
-    }
-  }
-  return {warp[0].mean, fm::fdiv(warp[0].sigma2, static_cast<float>(n))};
+  return row_stats(row, n, [first](int level, fm::WelfordLN b, fm::WelfordLN a) {
+    const float count = first * static_cast<float>(1 << level);
+    return fm::welford_combine_equal(b, a, count, fm::welford_equal_weight(count));
+  });
 }
 
 uint32_t bits(float v) {
@@ -93,13 +81,14 @@ uint32_t bits(float v) {
 
 // BlockReduceSum: warp sums, then warp 0 sums the 4 results with zeros in its other lanes.
 float row_sum(const std::array<float, kThreads>& v) {
+  const auto add = [](int, float a, float b) { return fm::fadd(a, b); };
   std::array<float, 32> first{};
   for (int w = 0; w < kWarps; ++w) {
     std::array<float, 32> lanes{};
     std::copy(v.begin() + 32 * w, v.begin() + 32 * (w + 1), lanes.begin());
-    first[w] = warp_tree(lanes, fm::fadd);
+    first[w] = warp_tree(lanes, add);
   }
-  return warp_tree(first, fm::fadd);
+  return warp_tree(first, add);
 }
 
 struct Emulated {
