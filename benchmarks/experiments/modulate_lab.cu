@@ -1,6 +1,7 @@
 // Where modulate's forward (LayerNorm inside, ATen's order) spends its time: the project's
-// kernel (adaln_layer_norm_kernels.cuh), dividing or with equal-count weights, next to
-// ablations (no statistics; statistics alone) at wam `base` shapes, x bf16 [B, 1280, 1536]
+// kernel (adaln_layer_norm_kernels.cuh), dividing or with equal-count weights, with 128, 64
+// or 32 threads playing a row's 128 ATen threads (each checked bitwise against ATen's own
+// layout), next to ablations (no statistics; statistics alone) at wam `base` shapes, x bf16 [B, 1280, 1536]
 // -> float32, bare launches timed with CUDA events, as fractions of the measured
 // device-to-device copy rate. An experiment, not a test: results and conclusions go to
 // benchmarks/results/gpu-notes.md. Built as speedgate-modulate-lab in CUDA builds, or alone:
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lab {
@@ -35,23 +37,26 @@ using bf16 = c10::BFloat16;
 
 constexpr int kC = 1536, kSeq = 1280, kCached = 3;  // 384 vectors: 3 per thread
 
-// ATen's row layout (128 threads a row, vectors t, t + 128, ...) with the modulation but no
-// statistics (mean 0, rstd 1): what the layout, the traffic and the modulation vectors'
-// loads cost.
+// ATen's row layout played by kRowLanes threads a row (vectors of ATen thread a = t + j *
+// kRowLanes: a, a + 128, ...) with the modulation but no statistics (mean 0, rstd 1): what
+// the layout, the traffic and the modulation vectors' loads cost.
+template <int kRowLanes>
 __global__ void layout_modulate(const bf16* __restrict__ x, const float* __restrict__ scale,
                                 const float* __restrict__ shift, float* __restrict__ out, int64_t rows) {
-  const RowSlot s = row_slot(rows);
+  using L = lno::RowLayout<kRowLanes>;
+  const RowSlot s = row_slot<kRowLanes>(rows);
   if (!s.valid) return;
   const float* sc = scale + s.row / kSeq * kC;
   const float* sh = shift + s.row / kSeq * kC;
-  Pack<bf16, kVec> c[kCached];
+  Pack<bf16, kVec> c[L::kPlays * kCached];
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) c[k] = load<kVec>(x + s.row * kC, (s.t + k * kRowThreads) * kVec);
+  for (int j = 0; j < L::kPlays * kCached; ++j)
+    c[j] = load<kVec>(x + s.row * kC, (s.t + j * kRowLanes) * kVec);
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const int i = s.t + k * kRowThreads;
+  for (int j = 0; j < L::kPlays * kCached; ++j) {
+    const int i = s.t + j * kRowLanes;
     float v[kVec];
-    widen(c[k], v);
+    widen(c[j], v);
     const auto a = load<kVec>(sc, i * kVec), b = load<kVec>(sh, i * kVec);
     Pack<float, kVec> r;
 #pragma unroll
@@ -62,27 +67,38 @@ __global__ void layout_modulate(const bf16* __restrict__ x, const float* __restr
 
 // The statistics alone: x read once, Welford in ATen's order, mean and rstd written; the
 // combines dividing (welford_combine) or with the equal-count weights.
-template <bool kEqual>
+template <bool kEqual, int kRowLanes>
 __global__ void stats_only(const bf16* __restrict__ x, float* __restrict__ mean_out, float* __restrict__ rstd_out,
-                           int64_t rows, EqualCounts equal) {
-  __shared__ float slots[kMaxGroupsPerBlock][3 * kRowWarps];
-  const RowSlot s = row_slot(rows);
-  Pack<bf16, kVec> c[kCached];
-  fm::WelfordLN w{0.0f, 0.0f, 0.0f};
+                           int64_t rows, EqualWeights equal) {
+  using L = lno::RowLayout<kRowLanes>;
+  __shared__ RowSlots<kRowLanes> slots;
+  const RowSlot s = row_slot<kRowLanes>(rows);
+  Pack<bf16, kVec> c[L::kPlays][kCached];
+  fm::WelfordLN w[L::kPlays];
+#pragma unroll
+  for (int j = 0; j < L::kPlays; ++j) w[j] = fm::WelfordLN{0.0f, 0.0f, 0.0f};
   if (s.valid) {
 #pragma unroll
-    for (int k = 0; k < kCached; ++k) c[k] = load<kVec>(x + s.row * kC, (s.t + k * kRowThreads) * kVec);
+    for (int j = 0; j < L::kPlays; ++j)
 #pragma unroll
-    for (int k = 0; k < kCached; ++k) {
-      float v[kVec];
-      widen(c[k], v);
+      for (int k = 0; k < kCached; ++k)
+        c[j][k] = load<kVec>(x + s.row * kC, (L::aten_thread(s.t, j) + k * kRowThreads) * kVec);
 #pragma unroll
-      for (int e = 0; e < kVec; ++e) w = fm::welford_push(w, v[e], kReciprocal[k * kVec + e]);
-    }
+    for (int k = 0; k < kCached; ++k)
+#pragma unroll
+      for (int j = 0; j < L::kPlays; ++j) {
+        float v[kVec];
+        widen(c[j][k], v);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) w[j] = fm::welford_push(w[j], v[e], kReciprocal[k * kVec + e]);
+      }
   }
-  const auto stats = lno::row_stats(w, kC, slots[s.group], s.t, [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
-    return kEqual ? fm::welford_combine_equal(b, a, equal.count[level], equal.half[level]) : fm::welford_combine(b, a);
-  });
+  const auto stats = lno::row_stats<kRowLanes>(w, kC, slots.of(s.group), s.t,
+                                               [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
+                                                 return kEqual ? fm::welford_combine_equal(b, a, equal_count(kCached, level),
+                                                                                           equal.half[level])
+                                                               : fm::welford_combine(b, a);
+                                               });
   if (s.valid && s.t == 0) {
     mean_out[s.row] = stats.mean;
     rstd_out[s.row] = rsqrtf(fm::fadd(stats.sigma2, 1e-6f));
@@ -143,31 +159,47 @@ void run(int batch) {
   auto row = [&](const std::string& name, int threads, double bytes, float us) {
     std::printf("| %s | %d | %.1f | %.0f %% |\n", name.c_str(), threads, us, 100.0 * bytes / (us * 1e-6) / copy_rate);
   };
-  const EqualCounts equal = equal_counts(kCached);
-  for (int threads : {128, 256, 512}) {
-    const unsigned grid = static_cast<unsigned>((rows + threads / kRowThreads - 1) / (threads / kRowThreads));
-    row("layout_modulate (no statistics)", threads, mix,
-        median_us([&] { layout_modulate<<<grid, threads>>>(x, scale, shift, out, rows); }));
-    row("stats_only, dividing (reads x only)", threads, n * 2.0,
-        median_us([&] { stats_only<false><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
-    row("stats_only, equal counts (reads x only)", threads, n * 2.0,
-        median_us([&] { stats_only<true><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
-    row("modulate_ln_fwd_kernel, dividing", threads, mix, median_us([&] {
-          modulate_ln_fwd_kernel<bf16, kCached, false>
-              <<<grid, threads>>>(x, scale, shift, ref, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
-        }));
-    CHECK(cudaMemset(out, 0xff, n * sizeof(float)));
-    const float us = median_us([&] {
-      modulate_ln_fwd_kernel<bf16, kCached, true>
-          <<<grid, threads>>>(x, scale, shift, out, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
-    });
-    std::vector<float> a(n), b(n);
-    CHECK(cudaMemcpy(a.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK(cudaMemcpy(b.data(), ref, n * sizeof(float), cudaMemcpyDeviceToHost));
-    const bool same = std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
-    row(std::string("modulate_ln_fwd_kernel, equal counts") + (same ? " (bitwise the dividing one)" : " (DIFFERS)"),
-        threads, mix, us);
-  }
+  const EqualWeights equal = equal_weights(kCached);
+  std::vector<float> a(n), b(n);
+  // The reference bits: 128 threads a row (ATen's own layout), dividing combines.
+  CHECK(cudaMemset(ref, 0xff, n * sizeof(float)));
+  modulate_ln_fwd_kernel<bf16, kCached, false, 128>
+      <<<static_cast<unsigned>(rows), 128>>>(x, scale, shift, ref, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMemcpy(b.data(), ref, n * sizeof(float), cudaMemcpyDeviceToHost));
+  auto by_layout = [&](auto lanes) {
+    constexpr int kLanes = decltype(lanes)::value;
+    for (int threads : {128, 256, 512}) {
+      const unsigned grid = static_cast<unsigned>((rows + threads / kLanes - 1) / (threads / kLanes));
+      const std::string at = ", " + std::to_string(kLanes) + " threads a row";
+      row("layout_modulate (no statistics)" + at, threads, mix,
+          median_us([&] { layout_modulate<kLanes><<<grid, threads>>>(x, scale, shift, out, rows); }));
+      row("stats_only, dividing (reads x only)" + at, threads, n * 2.0,
+          median_us([&] { stats_only<false, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
+      row("stats_only, equal counts (reads x only)" + at, threads, n * 2.0,
+          median_us([&] { stats_only<true, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
+      auto kernel = [&](auto kernel_equal, auto min_blocks) {
+        constexpr bool kEqual = decltype(kernel_equal)::value;
+        constexpr int kMinBlocks = decltype(min_blocks)::value;
+        CHECK(cudaMemset(out, 0xff, n * sizeof(float)));
+        const float us = median_us([&] {
+          modulate_ln_fwd_kernel<bf16, kCached, kEqual, kLanes, kMinBlocks>
+              <<<grid, threads>>>(x, scale, shift, out, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
+        });
+        CHECK(cudaMemcpy(a.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
+        const bool same = std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
+        row(std::string("modulate_ln_fwd_kernel, ") + (kEqual ? "equal counts" : "dividing") + at +
+                (kMinBlocks > 1 ? ", <= 64 registers" : "") + (same ? " (bitwise ATen's layout)" : " (DIFFERS)"),
+            threads, mix, us);
+      };
+      kernel(std::false_type{}, std::integral_constant<int, 1>{});
+      kernel(std::true_type{}, std::integral_constant<int, 1>{});
+      if constexpr (kLanes == 32) kernel(std::true_type{}, std::integral_constant<int, 2>{});
+    }
+  };
+  by_layout(std::integral_constant<int, 128>{});
+  by_layout(std::integral_constant<int, 64>{});
+  by_layout(std::integral_constant<int, 32>{});
   for (void* p : {static_cast<void*>(x), static_cast<void*>(out), static_cast<void*>(ref), static_cast<void*>(scale),
                   static_cast<void*>(shift), static_cast<void*>(mean), static_cast<void*>(rstd)})
     CHECK(cudaFree(p));

@@ -43,27 +43,37 @@ void with_cache(int64_t channels, F&& f) {
   }
 }
 
-// The grid for `rows` rows, one per 128 threads.
-dim3 row_grid(int64_t rows, int64_t threads) {
-  const int64_t per_block = threads / kRowThreads;
-  const int64_t blocks = (rows + per_block - 1) / per_block;
-  TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many rows");
-  return dim3(static_cast<unsigned>(blocks));
+// Calls f(kRowLanes constant) for the row group size `row_threads` (32, 64 or 128 threads
+// playing ATen's 128 row threads: layer_norm_order.cuh).
+template <typename F>
+void with_row_lanes(int64_t row_threads, F&& f) {
+  switch (row_threads) {
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    default: TORCH_CHECK(false, "adaln: layer-norm modulate needs row_threads in {32, 64, 128}, got ", row_threads);
+  }
 }
 
-// Launches a row kernel over x's rows: calls go(TX{}, cached, grid, block, stream) with x's
-// element type and the register cache its rows fit (with_cache), then checks the launch.
+// Launches a row kernel over x's rows, one per `row_threads` threads: calls go(TX{}, cached,
+// lanes, grid, block, stream) with x's element type, the register cache its rows fit
+// (with_cache) and the row group size, then checks the launch.
 template <typename Go>
-void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, Go&& go) {
+void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, int64_t row_threads, Go&& go) {
   TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads <= kMaxThreads,
               "adaln: layer-norm modulate needs threads in {128, 256, 512}");
-  const dim3 grid = row_grid(rows, threads);
-  const dim3 block(static_cast<unsigned>(threads));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-  adaln::with_type(x.scalar_type(), [&](auto tx) {
-    with_cache(x.size(2), [&](auto cached) {
-      go(tx, cached, grid, block, stream);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+  with_row_lanes(row_threads, [&](auto lanes) {
+    const int64_t per_block = threads / decltype(lanes)::value;
+    const int64_t blocks = (rows + per_block - 1) / per_block;
+    TORCH_CHECK(blocks < (int64_t{1} << 31), "adaln: too many rows");
+    const dim3 grid(static_cast<unsigned>(blocks));
+    const dim3 block(static_cast<unsigned>(threads));
+    adaln::with_type(x.scalar_type(), [&](auto tx) {
+      with_cache(x.size(2), [&](auto cached) {
+        go(tx, cached, lanes, grid, block, stream);
+        C10_CUDA_KERNEL_LAUNCH_CHECK();
+      });
     });
   });
 }
@@ -87,7 +97,7 @@ bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, c
 std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
                                                                            const at::Tensor& scale,
                                                                            const at::Tensor& shift, double eps,
-                                                                           int64_t threads) {
+                                                                           int64_t threads, int64_t row_threads) {
   adaln::check_rows(x, x);
   TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned_to(x, kVec * x.element_size()),
               "adaln: layer-norm modulate needs [B, S, C] rows with C % 4 == 0, aligned");
@@ -98,28 +108,32 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   auto mean = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   auto rstd = empty_output({x.size(0), x.size(1), 1}, x.options().dtype(at::kFloat));
   if (rows == 0) return {out, mean, rstd};
-  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
-    using TX = decltype(tx);
-    constexpr int kCached = decltype(cached)::value;
-    auto go = [&](auto equal) {
-      modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value><<<grid, block, 0, stream>>>(
-          x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
-          mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
-          static_cast<float>(eps), decltype(equal)::value ? equal_counts(kCached) : EqualCounts{});
-    };
-    // Every thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024, 1536, 2048).
-    if (kCached > 0 && x.size(2) == int64_t{kVec} * kRowThreads * kCached) {
-      if constexpr (kCached > 0) go(std::true_type{});
-    } else {
-      go(std::false_type{});
-    }
-  });
+  launch_rows(x, rows, threads, row_threads,
+              [&](auto tx, auto cached, auto lanes, dim3 grid, dim3 block, cudaStream_t stream) {
+                using TX = decltype(tx);
+                constexpr int kCached = decltype(cached)::value, kLanes = decltype(lanes)::value;
+                auto go = [&](auto equal) {
+                  modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value, kLanes><<<grid, block, 0, stream>>>(
+                      x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
+                      mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1),
+                      ss, hs, static_cast<float>(eps), decltype(equal)::value ? equal_weights(kCached) : EqualWeights{});
+                };
+                // Every ATen thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024, 1536, 2048).
+                if constexpr (kCached > 0) {
+                  if (x.size(2) == int64_t{kVec} * kRowThreads * kCached) {
+                    go(std::true_type{});
+                    return;
+                  }
+                }
+                go(std::false_type{});
+              });
   return {out, mean, rstd};
 }
 
 std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
                                                                const at::Tensor& mean, const at::Tensor& rstd,
-                                                               const at::Tensor& scale, int64_t threads) {
+                                                               const at::Tensor& scale, int64_t threads,
+                                                               int64_t row_threads) {
   adaln::check_rows(x, x);
   adaln::check_rows(grad, x);
   TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16), "adaln: modulate grad must be aligned float32");
@@ -133,13 +147,15 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
   auto dx = empty_output(x.sizes(), x.options());
   auto g_scale_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   if (rows == 0) return {dx, g_scale_elem};
-  launch_rows(x, rows, threads, [&](auto tx, auto cached, dim3 grid, dim3 block, cudaStream_t stream) {
-    using TX = decltype(tx);
-    modulate_ln_bwd_kernel<TX, decltype(cached)::value><<<grid, block, 0, stream>>>(
-        grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-        scale.data_ptr<float>(), dx.data_ptr<TX>(), g_scale_elem.data_ptr<float>(), rows, static_cast<int>(x.size(2)),
-        x.size(1), ss);
-  });
+  launch_rows(x, rows, threads, row_threads,
+              [&](auto tx, auto cached, auto lanes, dim3 grid, dim3 block, cudaStream_t stream) {
+                using TX = decltype(tx);
+                modulate_ln_bwd_kernel<TX, decltype(cached)::value, decltype(lanes)::value>
+                    <<<grid, block, 0, stream>>>(grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(),
+                                                 rstd.data_ptr<float>(), scale.data_ptr<float>(), dx.data_ptr<TX>(),
+                                                 g_scale_elem.data_ptr<float>(), rows, static_cast<int>(x.size(2)),
+                                                 x.size(1), ss);
+              });
   return {dx, g_scale_elem};
 }
 

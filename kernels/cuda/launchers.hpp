@@ -57,15 +57,17 @@ std::pair<at::Tensor, at::Tensor> modulate_backward(const at::Tensor& grad, cons
 bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
                                  bool to_float);
 // layer_norm(float(x)) * (1 + scale) + shift -> (out float32, mean, rstd float32 [B, S, 1]).
-// threads: 128, 256 or 512 (one row per 128 threads).
+// threads: 128, 256 or 512 per block; row_threads: 32, 64 or 128 threads per row, playing
+// ATen's 128 row threads (layer_norm_order.cuh).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
                                                                            const at::Tensor& scale,
                                                                            const at::Tensor& shift, double eps,
-                                                                           int64_t threads);
+                                                                           int64_t threads, int64_t row_threads);
 // grad float32 -> (x's grad in x's dtype, grad * normed float32).
 std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
                                                                const at::Tensor& mean, const at::Tensor& rstd,
-                                                               const at::Tensor& scale, int64_t threads);
+                                                               const at::Tensor& scale, int64_t threads,
+                                                               int64_t row_threads);
 // x + y * gate -> float32. x, y float32 or bf16.
 at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate, int64_t threads,
                          int64_t vec, int64_t pack);
@@ -87,10 +89,11 @@ at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
 // the order of ATen's CUDA mean over the squares, + eps, rsqrt, then as rms_normalize ->
 // (out, r). Applies to contiguous [B, S, C] float32/bf16 x with >= 16 rows, 128 <= C <= 8160,
 // C % 4 == 0, rows * C * 4 bytes within int32, x aligned to 4 elements, and w float32 [C]
-// contiguous, 16-byte aligned, on x's device. threads: a multiple of 32 (one row per warp).
+// contiguous, 16-byte aligned, on x's device. threads: a multiple of 32 up to 512 (one row per
+// warp); max_regs: 128 or 64 registers per thread (64: more resident warps, maybe spills).
 bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w);
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
-                                                int64_t heads, double eps, int64_t threads);
+                                                int64_t heads, double eps, int64_t threads, int64_t max_regs);
 // float(T(x * r)) * w (then rotated) -> float32 [B, S, C], or [B, S, heads, hd] with a table.
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& table,
                          int64_t heads, int64_t threads, int64_t vec);

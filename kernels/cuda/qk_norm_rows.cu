@@ -31,8 +31,10 @@ constexpr int kWarp = 32;
 constexpr int kVec = 4;
 constexpr int kCachedVectors = 12;  // per lane: rows of up to 32 * 12 * 4 = 1536 elements (wam base)
 
-template <typename T, bool kRope, int kCached>
-__global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
+// kMinBlocks: blocks of 512 threads per SM the registers must allow (1: up to 128 registers a
+// thread; 2: at most 64, twice the resident warps, where the compiler may spill).
+template <typename T, bool kRope, int kCached, int kMinBlocks>
+__global__ void __launch_bounds__(512, kMinBlocks) rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
                                      const double2* __restrict__ table, float* __restrict__ out,
                                      float* __restrict__ r_out, int64_t rows, int c, int64_t seq, int half_head,
                                      float factor, float eps) {
@@ -41,7 +43,7 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
   if (row >= rows) return;  // the whole warp: one row per warp
   const T* xr = x + row * c;
   const int nv = c / kVec;
-  float cached[kCached > 0 ? kCached : 1][kVec];
+  Pack<T, kVec> cached[kCached > 0 ? kCached : 1];  // x's own type: half the registers for bf16
   float acc[kVec] = {0.0f, 0.0f, 0.0f, 0.0f};
   auto add = [&](const float(&v)[kVec]) {
 #pragma unroll
@@ -50,10 +52,14 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
   if constexpr (kCached > 0) {
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) load_float<kVec>(xr, (lane + k * kWarp) * kVec, cached[k]);
+      if (lane + k * kWarp < nv) cached[k] = load<kVec>(xr, (lane + k * kWarp) * kVec);
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) add(cached[k]);
+      if (lane + k * kWarp < nv) {
+        float v[kVec];
+        widen(cached[k], v);
+        add(v);
+      }
   } else {
     for (int i = lane; i < nv; i += kWarp) {
       float v[kVec];
@@ -98,7 +104,11 @@ __global__ void rms_norm_rows_kernel(const T* __restrict__ x, const float* __res
   if constexpr (kCached > 0) {
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) emit(lane + k * kWarp, cached[k]);
+      if (lane + k * kWarp < nv) {
+        float v[kVec];
+        widen(cached[k], v);
+        emit(lane + k * kWarp, v);
+      }
   } else {
     for (int i = lane; i < nv; i += kWarp) {
       float v[kVec];
@@ -125,10 +135,11 @@ bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
 }
 
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
-                                                int64_t heads, double eps, int64_t threads) {
+                                                int64_t heads, double eps, int64_t threads, int64_t max_regs) {
   TORCH_CHECK(rms_norm_rows_applies(x, w), "qk_norm: the row pass needs contiguous aligned [B, S, C] rows "
                                            "(16 or more, 128 <= C <= 8160, C % 4 == 0) and a float32 [C] weight");
-  TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 1024, "qk_norm: bad threads");
+  TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 512, "qk_norm: bad threads");
+  TORCH_CHECK(max_regs == 64 || max_regs == 128, "qk_norm: max_regs must be 64 or 128, got ", max_regs);
   const bool rope = table.defined();
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2), seq = x.size(1);
   const int half_head = rope ? static_cast<int>(qk_norm::check_rope_table(table, x, heads)) : 1;
@@ -146,10 +157,17 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
   const double2* tab = rope ? reinterpret_cast<const double2*>(table.data_ptr<double>()) : nullptr;
   auto launch = [&](auto t, auto with_rope, auto cached) {
     using T = decltype(t);
-    rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value>
-        <<<dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-            x.data_ptr<T>(), w.data_ptr<float>(), tab, out.data_ptr<float>(), r.data_ptr<float>(), rows,
-            static_cast<int>(c), seq, half_head, factor, static_cast<float>(eps));
+    auto go = [&](auto min_blocks) {
+      rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value, decltype(min_blocks)::value>
+          <<<dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+              x.data_ptr<T>(), w.data_ptr<float>(), tab, out.data_ptr<float>(), r.data_ptr<float>(), rows,
+              static_cast<int>(c), seq, half_head, factor, static_cast<float>(eps));
+    };
+    if (max_regs == 64) {
+      go(std::integral_constant<int, 2>{});
+    } else {
+      go(std::integral_constant<int, 1>{});
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   auto with_cache = [&](auto t, auto with_rope) {

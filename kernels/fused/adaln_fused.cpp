@@ -30,17 +30,18 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& shift,
                             const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec,
-                            int64_t pack) {
+                            int64_t pack, int64_t row_threads) {
     ctx->saved_data["shift_sizes"] = shift.sizes().vec();
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["to_float"] = to_float;
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
     ctx->saved_data["pack"] = pack;
+    ctx->saved_data["row_threads"] = row_threads;
     const bool layer_norm_inside = cuda::modulate_layer_norm_applies(x, scale, shift, to_float);
     ctx->saved_data["layer_norm_inside"] = layer_norm_inside;
     if (layer_norm_inside) {
-      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads);
+      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads, row_threads);
       ctx->save_for_backward({x, mean, rstd, scale});
       return out;
     }
@@ -59,7 +60,8 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     at::Tensor dx, g_scale_elem;
     if (ctx->saved_data["layer_norm_inside"].toBool()) {
       // xin is x itself here: the kernel widens it and casts the grad back to its dtype.
-      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads);
+      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads,
+                                                                      ctx->saved_data["row_threads"].toInt());
     } else {
       at::Tensor g_normed;
       std::tie(g_normed, g_scale_elem) = cuda::modulate_backward(
@@ -73,7 +75,7 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     // The reductions autograd's engine runs for the reference's broadcast operands.
     auto g_scale = at::sum_to(g_scale_elem, scale.sizes());
     auto g_shift = at::sum_to(g, ctx->saved_data["shift_sizes"].toIntVector());
-    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -136,7 +138,7 @@ class FusedAdaln final : public AdalnVariant {
     const bool to_float = args.x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
                           args.x.scalar_type() != at::kFloat;
     return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float, p.at("threads"), p.at("vec"),
-                                   p.at("pack"));
+                                   p.at("pack"), p.at("row_threads"));
   }
 
   at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,

@@ -34,12 +34,13 @@ at::Tensor table_or_none(const at::Tensor& t) { return t.numel() == 0 ? at::Tens
 class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec) {
+                            const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec,
+                            int64_t max_regs) {
     const at::Tensor table = table_or_none(table_arg);
     at::Tensor out, r;
     if (cuda::rms_norm_rows_applies(x, weight)) {
       // Where ATen's mean is one warp per row: one pass, the sum in ATen's order.
-      std::tie(out, r) = cuda::rms_norm_rows(x, weight, table, heads, eps, threads);
+      std::tie(out, r) = cuda::rms_norm_rows(x, weight, table, heads, eps, threads, max_regs);
     } else {
       // The reference's xf.pow(2).mean(-1, keepdim) + eps and rsqrt, on the same float32 tensor.
       r = at::rsqrt(cuda::rms_square(x, threads, vec).mean(-1, /*keepdim=*/true) + eps);
@@ -69,7 +70,7 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
     auto g_s = (g_r * -0.5) * r.pow(3);
     auto g_mean = g_s / x.size(2);
     auto gx = cuda::rms_grad_input(g, x, r, weight, g_mean, table, heads, threads, vec);
-    return {gx, g_w, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gx, g_w, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -89,7 +90,8 @@ class FusedQkNorm final : public QkNormVariant {
   at::Tensor run(const QkNormArgs& args, const ParamValues& params) const override {
     const auto p = with_defaults(family("QKNORM"), params);
     const at::Tensor table = args.table.defined() ? args.table : no_table_sentinel(args.x);
-    return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"), p.at("vec"));
+    return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"), p.at("vec"),
+                                 p.at("max_regs"));
   }
 };
 

@@ -145,15 +145,20 @@ std::vector<FamilyInfo> build_families() {
                    [](const ParamValues& p) { return get(p, "flat") == 0 || get(p, "rows_per_block") <= 1; }}},
                  kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"rows_per_block", 2}, {"flat", 0}}});
   // pack: consecutive elements per access (4: 16-byte float / 8-byte bf16 vector
-  // accesses where C % 4 == 0 and the operands are aligned, else 1).
+  // accesses where C % 4 == 0 and the operands are aligned, else 1). row_threads: threads
+  // per row where modulate computes the LayerNorm inside (each plays 128 / row_threads of
+  // ATen's 128 row threads; vec and pack apply to the other paths, row_threads only there).
   out.push_back({"ADALN", "SG_KERNEL_ADALN", "FUSED_ADALN",
-                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"pack", {1, 4}}},
+                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"pack", {1, 4}}, {"row_threads", {32, 64, 128}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 1}, {"pack", 4}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(),
+                 {{"threads", 128}, {"vec", 1}, {"pack", 4}, {"row_threads", 128}}});
+  // max_regs: registers a thread of the one-pass forward (one row per warp) may use; 64
+  // doubles its resident warps at the cost of some spills (vec applies to the other passes).
   out.push_back({"QKNORM", "SG_KERNEL_QKNORM", "FUSED_QK_NORM",
-                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}},
+                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"max_regs", {64, 128}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"max_regs", 128}}});
   return out;
 }
 

@@ -90,8 +90,9 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
 // empty partials), several per thread in registers (C = 1000: 2 or 1; 2000: 4 or 3) or read
 // twice (C = 3072), rows that fill every thread's register slots (C = 512, 1024, 1536, 2048:
 // 1 to 4 each, the forward's combines with equal-count weights instead of divisions),
-// several rows per block with a partial last block (21 rows), rows whose mean is far from
-// zero, and a misaligned x (the statistics then stay ATen's: still bitwise).
+// several rows per block with a partial last block (21 rows), every row group size (32, 64
+// or 128 threads playing ATen's 128: row_threads), rows whose mean is far from zero, and a
+// misaligned x (the statistics then stay ATen's: still bitwise).
 TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(15);

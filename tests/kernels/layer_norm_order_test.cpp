@@ -147,7 +147,7 @@ TEST(LayerNormOrder, EmulatedLayerNormModulateMatchesLibTorchWithinRounding) {
   }
 }
 
-// The forward kernel's equal-count combines (adaln_layer_norm_kernels.cuh, EqualCounts) are
+// The forward kernel's equal-count combines (adaln_layer_norm_kernels.cuh, EqualWeights) are
 // the dividing combines' operations on the same values: same mean and variance bits.
 TEST(LayerNormOrder, EqualCountCombinesGiveTheDividingCombinesBits) {
   at::manual_seed(22);
