@@ -31,35 +31,50 @@ constexpr int kWarp = 32;
 constexpr int kVec = 4;
 constexpr int kCachedVectors = 12;  // per lane: rows of up to 32 * 12 * 4 = 1536 elements (wam base)
 
-// kMinBlocks: blocks of 512 threads per SM the registers must allow (1: up to 128 registers a
-// thread; 2: at most 64, twice the resident warps, where the compiler may spill).
-template <typename T, bool kRope, int kCached, int kMinBlocks>
-__global__ void __launch_bounds__(512, kMinBlocks) rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
-                                     const double2* __restrict__ table, float* __restrict__ out,
-                                     float* __restrict__ r_out, int64_t rows, int c, int64_t seq, int half_head,
-                                     float factor, float eps) {
+// kRowWarps warps a row: with 2 (rows of up to 1536 elements, kCached > 0), warp h of a row
+// holds a lane's vectors k = 6h .. 6h + 5 (i = lane + 32k), so each warp loads, keeps and
+// writes half the row; warp 0 adds its six vectors into the lane's 4 accumulators and hands
+// them to warp 1 through shared memory, which adds its six in order: every accumulator sees
+// ATen's sequence of additions, so the sum's bits are ATen's. Warp 1 reduces the warp and
+// hands r back. Half the registers a thread and a shorter life a warp for the same traffic.
+template <typename T, bool kRope, int kCached, int kRowWarps>
+__global__ void __launch_bounds__(512) rms_norm_rows_kernel(const T* __restrict__ x, const float* __restrict__ w,
+                                                            const double2* __restrict__ table, float* __restrict__ out,
+                                                            float* __restrict__ r_out, int64_t rows, int c,
+                                                            int64_t seq, int half_head, float factor, float eps) {
+  static_assert(kRowWarps == 1 || (kRowWarps == 2 && kCached > 0 && kCached % 2 == 0), "2 warps a row: cached rows");
+  constexpr int kPer = kCached > 0 ? kCached / kRowWarps : 1;  // vectors a lane of each warp holds
+  constexpr int kMaxRows = 512 / (kWarp * kRowWarps);         // rows a block of <= 512 threads holds
+  __shared__ float4 handoff[kRowWarps > 1 ? kMaxRows : 1][kWarp];
+  __shared__ float r_shared[kRowWarps > 1 ? kMaxRows : 1];
   const int lane = threadIdx.x % kWarp;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
-  if (row >= rows) return;  // the whole warp: one row per warp
-  const T* xr = x + row * c;
-  const int nv = c / kVec;
-  Pack<T, kVec> cached[kCached > 0 ? kCached : 1];  // x's own type: half the registers for bf16
+  const int group = threadIdx.x / (kWarp * kRowWarps), h = threadIdx.x / kWarp % kRowWarps;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / (kWarp * kRowWarps)) + group;
+  const bool valid = row < rows;
+  if (kRowWarps == 1 && !valid) return;  // the whole warp (2 warps a row: the barriers need every thread)
+  const T* xr = x + (valid ? row : 0) * c;
+  const int nv = valid ? c / kVec : 0;
+  Pack<T, kVec> cached[kPer];  // x's own type: half the registers for bf16
+  auto vec = [&](int q) { return lane + (h * kPer + q) * kWarp; };  // the lane's q-th cached vector
   float acc[kVec] = {0.0f, 0.0f, 0.0f, 0.0f};
   auto add = [&](const float(&v)[kVec]) {
 #pragma unroll
     for (int e = 0; e < kVec; ++e) acc[e] = fm::fadd(acc[e], fm::rms_square(v[e]));
   };
-  if constexpr (kCached > 0) {
+  auto add_cached = [&] {
 #pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) cached[k] = load<kVec>(xr, (lane + k * kWarp) * kVec);
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) {
+    for (int q = 0; q < kPer; ++q)
+      if (vec(q) < nv) {
         float v[kVec];
-        widen(cached[k], v);
+        widen(cached[q], v);
         add(v);
       }
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int q = 0; q < kPer; ++q)
+      if (vec(q) < nv) cached[q] = load<kVec>(xr, vec(q) * kVec);
+    if (h == 0) add_cached();
   } else {
     for (int i = lane; i < nv; i += kWarp) {
       float v[kVec];
@@ -67,11 +82,34 @@ __global__ void __launch_bounds__(512, kMinBlocks) rms_norm_rows_kernel(const T*
       add(v);
     }
   }
-  float sum = fm::fadd(fm::fadd(fm::fadd(acc[0], acc[1]), acc[2]), acc[3]);
-  for (int offset = kWarp / 2; offset > 0; offset >>= 1) sum = fm::fadd(sum, __shfl_down_sync(0xffffffffu, sum, offset));
-  sum = __shfl_sync(0xffffffffu, sum, 0);
-  const float r = rsqrtf(fm::fadd(fm::fmul(sum, factor), eps));  // mean, + eps, ATen's rsqrt (rsqrtf)
-  if (lane == 0) r_out[row] = r;
+  if constexpr (kRowWarps > 1) {
+    if (h == 0) handoff[group][lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+    __syncthreads();
+    if (h == 1) {
+      const float4 a = handoff[group][lane];
+      acc[0] = a.x;
+      acc[1] = a.y;
+      acc[2] = a.z;
+      acc[3] = a.w;
+      add_cached();
+    }
+  }
+  float r = 0.0f;
+  if (h == kRowWarps - 1) {
+    float sum = fm::fadd(fm::fadd(fm::fadd(acc[0], acc[1]), acc[2]), acc[3]);
+#pragma unroll
+    for (int offset = kWarp / 2; offset > 0; offset >>= 1)
+      sum = fm::fadd(sum, __shfl_down_sync(0xffffffffu, sum, offset));
+    sum = __shfl_sync(0xffffffffu, sum, 0);
+    r = rsqrtf(fm::fadd(fm::fmul(sum, factor), eps));  // mean, + eps, ATen's rsqrt (rsqrtf)
+    if (lane == 0 && valid) r_out[row] = r;
+  }
+  if constexpr (kRowWarps > 1) {
+    if (h == kRowWarps - 1 && lane == 0) r_shared[group] = r;
+    __syncthreads();
+    r = r_shared[group];
+  }
+  if (!valid) return;
   float* o = out + row * c;
   // A lane's vectors i = lane + 32k start 128 channels (64 pairs) apart: where the head's
   // half_head pairs divide 64, every k rotates by the same two table entries, read once.
@@ -103,11 +141,11 @@ __global__ void __launch_bounds__(512, kMinBlocks) rms_norm_rows_kernel(const T*
   };
   if constexpr (kCached > 0) {
 #pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (lane + k * kWarp < nv) {
+    for (int q = 0; q < kPer; ++q)
+      if (vec(q) < nv) {
         float v[kVec];
-        widen(cached[k], v);
-        emit(lane + k * kWarp, v);
+        widen(cached[q], v);
+        emit(vec(q), v);
       }
   } else {
     for (int i = lane; i < nv; i += kWarp) {
@@ -135,11 +173,11 @@ bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w) {
 }
 
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
-                                                int64_t heads, double eps, int64_t threads, int64_t max_regs) {
+                                                int64_t heads, double eps, int64_t threads, int64_t row_warps) {
   TORCH_CHECK(rms_norm_rows_applies(x, w), "qk_norm: the row pass needs contiguous aligned [B, S, C] rows "
                                            "(16 or more, 128 <= C <= 8160, C % 4 == 0) and a float32 [C] weight");
   TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 512, "qk_norm: bad threads");
-  TORCH_CHECK(max_regs == 64 || max_regs == 128, "qk_norm: max_regs must be 64 or 128, got ", max_regs);
+  TORCH_CHECK(row_warps == 1 || row_warps == 2, "qk_norm: row_warps must be 1 or 2, got ", row_warps);
   const bool rope = table.defined();
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2), seq = x.size(1);
   const int half_head = rope ? static_cast<int>(qk_norm::check_rope_table(table, x, heads)) : 1;
@@ -150,31 +188,30 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
   // ATen's MeanOps factor: float(num outputs) / numel, the int64 numel converted to float;
   // `+ eps` adds the scalar as float.
   const float factor = static_cast<float>(rows) / static_cast<float>(rows * c);
-  const int64_t per_block = threads / kWarp;
-  const int64_t blocks = (rows + per_block - 1) / per_block;
-  TORCH_CHECK(blocks < (int64_t{1} << 31), "qk_norm: too many rows");
   auto stream = at::cuda::getCurrentCUDAStream();
   const double2* tab = rope ? reinterpret_cast<const double2*>(table.data_ptr<double>()) : nullptr;
-  auto launch = [&](auto t, auto with_rope, auto cached) {
+  // Two warps a row only where the row is cached (else one: the same result either way).
+  const bool cached_rows = c / kVec <= int64_t{kWarp} * kCachedVectors;
+  const int64_t warps_a_row = cached_rows ? row_warps : 1;
+  TORCH_CHECK(threads % (kWarp * warps_a_row) == 0, "qk_norm: threads must hold whole rows");
+  const int64_t per_block = threads / (kWarp * warps_a_row);
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  TORCH_CHECK(blocks < (int64_t{1} << 31), "qk_norm: too many rows");
+  auto launch = [&](auto t, auto with_rope, auto cached, auto row_warps_c) {
     using T = decltype(t);
-    auto go = [&](auto min_blocks) {
-      rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value, decltype(min_blocks)::value>
-          <<<dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, stream>>>(
-              x.data_ptr<T>(), w.data_ptr<float>(), tab, out.data_ptr<float>(), r.data_ptr<float>(), rows,
-              static_cast<int>(c), seq, half_head, factor, static_cast<float>(eps));
-    };
-    if (max_regs == 64) {
-      go(std::integral_constant<int, 2>{});
-    } else {
-      go(std::integral_constant<int, 1>{});
-    }
+    rms_norm_rows_kernel<T, decltype(with_rope)::value, decltype(cached)::value, decltype(row_warps_c)::value>
+        <<<dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), 0, stream>>>(
+            x.data_ptr<T>(), w.data_ptr<float>(), tab, out.data_ptr<float>(), r.data_ptr<float>(), rows,
+            static_cast<int>(c), seq, half_head, factor, static_cast<float>(eps));
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
   auto with_cache = [&](auto t, auto with_rope) {
-    if (c / kVec <= int64_t{kWarp} * kCachedVectors) {
-      launch(t, with_rope, std::integral_constant<int, kCachedVectors>{});
+    if (!cached_rows) {
+      launch(t, with_rope, std::integral_constant<int, 0>{}, std::integral_constant<int, 1>{});
+    } else if (warps_a_row == 2) {
+      launch(t, with_rope, std::integral_constant<int, kCachedVectors>{}, std::integral_constant<int, 2>{});
     } else {
-      launch(t, with_rope, std::integral_constant<int, 0>{});
+      launch(t, with_rope, std::integral_constant<int, kCachedVectors>{}, std::integral_constant<int, 1>{});
     }
   };
   auto with_rope = [&](auto t) {

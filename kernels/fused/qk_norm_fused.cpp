@@ -35,12 +35,12 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
                             const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec,
-                            int64_t max_regs) {
+                            int64_t row_warps) {
     const at::Tensor table = table_or_none(table_arg);
     at::Tensor out, r;
     if (cuda::rms_norm_rows_applies(x, weight)) {
       // Where ATen's mean is one warp per row: one pass, the sum in ATen's order.
-      std::tie(out, r) = cuda::rms_norm_rows(x, weight, table, heads, eps, threads, max_regs);
+      std::tie(out, r) = cuda::rms_norm_rows(x, weight, table, heads, eps, threads, row_warps);
     } else {
       // The reference's xf.pow(2).mean(-1, keepdim) + eps and rsqrt, on the same float32 tensor.
       r = at::rsqrt(cuda::rms_square(x, threads, vec).mean(-1, /*keepdim=*/true) + eps);
@@ -91,7 +91,7 @@ class FusedQkNorm final : public QkNormVariant {
     const auto p = with_defaults(family("QKNORM"), params);
     const at::Tensor table = args.table.defined() ? args.table : no_table_sentinel(args.x);
     return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"), p.at("vec"),
-                                 p.at("max_regs"));
+                                 p.at("row_warps"));
   }
 };
 

@@ -153,12 +153,12 @@ std::vector<FamilyInfo> build_families() {
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
                  kFusedBuilt, kNoFusedReason, variant_names(),
                  {{"threads", 128}, {"vec", 1}, {"pack", 4}, {"row_threads", 128}}});
-  // max_regs: registers a thread of the one-pass forward (one row per warp) may use; 64
-  // doubles its resident warps at the cost of some spills (vec applies to the other passes).
+  // row_warps: warps a row in the one-pass forward (2: each holds half a lane's vectors, for
+  // rows of up to 1536 elements; vec applies to the other passes).
   out.push_back({"QKNORM", "SG_KERNEL_QKNORM", "FUSED_QK_NORM",
-                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"max_regs", {64, 128}}},
+                 {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"row_warps", {1, 2}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"max_regs", 128}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"row_warps", 1}}});
   return out;
 }
 

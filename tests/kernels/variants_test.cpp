@@ -107,8 +107,8 @@ TEST(Registry, ParsesParametersAndChecksConstraints) {
   EXPECT_NE(parse_params(adaln, "row_threads=16", nullptr).find("outside its domain"), std::string::npos);
   EXPECT_EQ(parse_params(family("QKNORM"), "threads=512,vec=4", nullptr), "");
   EXPECT_NE(parse_params(family("QKNORM"), "threads=1024", nullptr), "");
-  EXPECT_EQ(parse_params(family("QKNORM"), "max_regs=64", nullptr), "");
-  EXPECT_NE(parse_params(family("QKNORM"), "max_regs=32", nullptr).find("outside its domain"), std::string::npos);
+  EXPECT_EQ(parse_params(family("QKNORM"), "row_warps=2", nullptr), "");
+  EXPECT_NE(parse_params(family("QKNORM"), "row_warps=4", nullptr).find("outside its domain"), std::string::npos);
   EXPECT_NE(parse_params(family("CAT"), "threads=512,rows_per_block=4", nullptr).find("constraint"), std::string::npos);
   EXPECT_EQ(std::string(to_string(Status::kErrorConstraint)), "constraint_violated");
 }
