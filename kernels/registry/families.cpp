@@ -158,7 +158,7 @@ std::vector<FamilyInfo> build_families() {
   out.push_back({"QKNORM", "SG_KERNEL_QKNORM", "FUSED_QK_NORM",
                  {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"row_warps", {1, 2}}},
                  {{"threads*vec<=2048", [](const ParamValues& p) { return get(p, "threads") * get(p, "vec") <= 2048; }}},
-                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"row_warps", 1}}});
+                 kFusedBuilt, kNoFusedReason, variant_names(), {{"threads", 128}, {"vec", 4}, {"row_warps", 2}}});
   return out;
 }
 
