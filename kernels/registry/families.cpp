@@ -127,9 +127,10 @@ class PlainQkNorm final : public QkNormVariant {
   }
 };
 
-// Defaults: the fastest forward + backward rows of the H200 sweep at wam `base` shapes
-// (benchmarks/results/kernels_h200.md, 2026-11-30 second sweep); every variant is bitwise
-// the plain path, so a default changes speed only.
+// Defaults: the fastest forward + backward rows of the H200 sweeps at wam `base` shapes
+// (benchmarks/results/kernels_h200.md: 2026-11-30 second sweep; QKNORM row_warps and ADALN
+// row_threads 2026-12-02); every variant is bitwise the plain path, so a default changes
+// speed only.
 std::vector<FamilyInfo> build_families() {
   std::vector<FamilyInfo> out;
   out.push_back({"ROPE", "SG_KERNEL_ROPE", "FUSED_ROPE",
