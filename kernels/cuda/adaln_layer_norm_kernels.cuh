@@ -102,13 +102,9 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   fm::WelfordLN w[kPlays];
 #pragma unroll
   for (int j = 0; j < kPlays; ++j) w[j] = fm::WelfordLN{0.0f, 0.0f, 0.0f};
-  if constexpr (kCached > 0) {
-#pragma unroll
-    for (int j = 0; j < kPlays; ++j)
-#pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (has(vec(j, k))) c.x[j * kCached + k] = load<kVec>(xr, vec(j, k) * kVec);
-    // A play's valid vectors are k = 0 .. some K - 1, so its count before a push is 4k + e.
+  // Calls f(j, k, v) for play j's cached vectors k the row has (k ascending per play), v
+  // widened to float.
+  auto each_cached = [&](auto&& f) {
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
 #pragma unroll
@@ -116,9 +112,20 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
         if (has(vec(j, k))) {
           float v[kVec];
           widen(c.x[j * kCached + k], v);
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) w[j] = fm::welford_push(w[j], v[e], kReciprocal[k * kVec + e]);
+          f(j, k, v);
         }
+  };
+  if constexpr (kCached > 0) {
+#pragma unroll
+    for (int j = 0; j < kPlays; ++j)
+#pragma unroll
+      for (int k = 0; k < kCached; ++k)
+        if (has(vec(j, k))) c.x[j * kCached + k] = load<kVec>(xr, vec(j, k) * kVec);
+    // A play's valid vectors are k = 0 .. some K - 1, so its count before a push is 4k + e.
+    each_cached([&](int j, int k, const float(&v)[kVec]) {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) w[j] = fm::welford_push(w[j], v[e], kReciprocal[k * kVec + e]);
+    });
   } else {
 #pragma unroll
     for (int j = 0; j < kPlays; ++j)
@@ -156,15 +163,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     store<kVec>(o, i * kVec, r);
   };
   if constexpr (kCached > 0) {
-#pragma unroll
-    for (int j = 0; j < kPlays; ++j)
-#pragma unroll
-      for (int k = 0; k < kCached; ++k)
-        if (has(vec(j, k))) {
-          float v[kVec];
-          widen(c.x[j * kCached + k], v);
-          emit(vec(j, k), v);
-        }
+    each_cached([&](int j, int k, const float(&v)[kVec]) { emit(vec(j, k), v); });
   } else {
     for (int i = s.t; i < nv; i += kRowLanes) {
       float v[kVec];
