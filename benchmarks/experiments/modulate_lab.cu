@@ -165,6 +165,7 @@ void run(int batch) {
   CHECK(cudaMemset(ref, 0xff, n * sizeof(float)));
   modulate_ln_fwd_kernel<bf16, kCached, false, 128>
       <<<static_cast<unsigned>(rows), 128>>>(x, scale, shift, ref, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
+  CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaMemcpy(b.data(), ref, n * sizeof(float), cudaMemcpyDeviceToHost));
   auto by_layout = [&](auto lanes) {

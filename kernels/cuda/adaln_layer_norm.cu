@@ -5,9 +5,9 @@
 // at::layer_norm and its autograd backward produce. Applies where ATen itself takes its
 // vectorised path (C % 4 == 0) on float32 rows: float32 x, or bf16 x under autocast (ATen
 // normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
-// Each 128-thread group of a block handles one row; `threads / 128` rows per block. A row of
-// up to 2048 elements stays in registers between the passes (one read of x, and of the
-// grad); longer rows are read twice. Device code: adaln_layer_norm_kernels.cuh.
+// A group of `row_threads` threads (32, 64 or 128, playing ATen's 128 row threads) handles
+// one row; `threads / row_threads` rows per block. A row of up to 2048 elements stays in
+// registers between the passes (one read of x, and of the grad); longer rows are read twice. Device code: adaln_layer_norm_kernels.cuh.
 #include "kernels/cuda/adaln_layer_norm_kernels.cuh"
 #include "kernels/cuda/adaln_operands.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -24,9 +24,9 @@ namespace {
 
 using namespace modulate_ln;
 
-// Calls f(kCached constant): as many register slots as a thread's share of the row needs
-// (1 to kCachedVectors vectors: a slot a row never fills would still hold registers and cost
-// occupancy), or 0 for longer rows.
+// Calls f(kCached constant): as many register slots as an ATen thread's share of the row
+// needs (1 to kCachedVectors vectors: a slot a row never fills would still hold registers and
+// cost occupancy; a thread playing P ATen threads holds P times as many), or 0 for longer rows.
 template <typename F>
 void with_cache(int64_t channels, F&& f) {
   const int64_t per_thread = (channels / kVec + kRowThreads - 1) / kRowThreads;
@@ -41,6 +41,14 @@ void with_cache(int64_t channels, F&& f) {
   } else {
     f(std::integral_constant<int, 0>{});
   }
+}
+
+// The launch parameters, checked before anything else (also where there is nothing to launch).
+void check_launch(int64_t threads, int64_t row_threads) {
+  TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads <= kMaxThreads,
+              "adaln: layer-norm modulate needs threads in {128, 256, 512}, got ", threads);
+  TORCH_CHECK(row_threads == 32 || row_threads == 64 || row_threads == 128,
+              "adaln: layer-norm modulate needs row_threads in {32, 64, 128}, got ", row_threads);
 }
 
 // Calls f(kRowLanes constant) for the row group size `row_threads` (32, 64 or 128 threads
@@ -60,8 +68,6 @@ void with_row_lanes(int64_t row_threads, F&& f) {
 // (with_cache) and the row group size, then checks the launch.
 template <typename Go>
 void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, int64_t row_threads, Go&& go) {
-  TORCH_CHECK(threads > 0 && threads % kRowThreads == 0 && threads <= kMaxThreads,
-              "adaln: layer-norm modulate needs threads in {128, 256, 512}");
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   with_row_lanes(row_threads, [&](auto lanes) {
     const int64_t per_block = threads / decltype(lanes)::value;
@@ -98,6 +104,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
                                                                            const at::Tensor& scale,
                                                                            const at::Tensor& shift, double eps,
                                                                            int64_t threads, int64_t row_threads) {
+  check_launch(threads, row_threads);
   adaln::check_rows(x, x);
   TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned_to(x, kVec * x.element_size()),
               "adaln: layer-norm modulate needs [B, S, C] rows with C % 4 == 0, aligned");
@@ -134,6 +141,7 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
                                                                const at::Tensor& mean, const at::Tensor& rstd,
                                                                const at::Tensor& scale, int64_t threads,
                                                                int64_t row_threads) {
+  check_launch(threads, row_threads);
   adaln::check_rows(x, x);
   adaln::check_rows(grad, x);
   TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16), "adaln: modulate grad must be aligned float32");

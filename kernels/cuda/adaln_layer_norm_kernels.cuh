@@ -81,7 +81,8 @@ inline EqualWeights equal_weights(int cached_vectors) {
 // kEqual: the row fills every play's kCached slots (see EqualWeights): the pushes need no
 // per-vector guard (their counts fold to constants) and the combines no division. The
 // statistics' operations and order are the same either way, and for every kRowLanes.
-// kMinBlocks: blocks of kMaxThreads per SM the registers must allow (2 caps a thread at 64).
+// kMinBlocks: blocks of kMaxThreads per SM the registers must allow (2 caps a thread at 64;
+// only the lab uses it: capped, the kernel spilled and ran slower, modulate_lab_h200.md).
 template <typename TX, int kCached, bool kEqual, int kRowLanes, int kMinBlocks = 1>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,

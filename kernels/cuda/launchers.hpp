@@ -89,8 +89,9 @@ at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec);
 // the order of ATen's CUDA mean over the squares, + eps, rsqrt, then as rms_normalize ->
 // (out, r). Applies to contiguous [B, S, C] float32/bf16 x with >= 16 rows, 128 <= C <= 8160,
 // C % 4 == 0, rows * C * 4 bytes within int32, x aligned to 4 elements, and w float32 [C]
-// contiguous, 16-byte aligned, on x's device. threads: a multiple of 32 up to 512; row_warps:
-// warps a row (1, or 2 for rows of up to 1536 elements: each warp holds half a lane's vectors).
+// contiguous, 16-byte aligned, on x's device. threads: a multiple of 32 * row_warps up to 512;
+// row_warps: warps a row (1, or 2 for rows of up to 1536 elements: each warp holds half a
+// lane's vectors; longer rows run one warp a row).
 bool rms_norm_rows_applies(const at::Tensor& x, const at::Tensor& w);
 std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
                                                 int64_t heads, double eps, int64_t threads, int64_t row_warps);

@@ -11,10 +11,10 @@
 // in the same order as in ATen. A play's warp shuffles are the thread's own shuffles (lane l
 // of ATen's warp is lane l here); ATen's warp a is play a / (kRowLanes / 32) of physical
 // warp a % (kRowLanes / 32), so where a combine's two warps are plays of one thread it runs
-// in registers, otherwise through shared memory. With kRowLanes = 32 a row is one warp and
-// needs neither shared memory nor block barriers; several row groups share a block, each
-// with its own `slots`. Every thread of the block must call these (for kRowLanes >= 64 they
-// synchronise the block).
+// in registers, otherwise through shared memory. Several row groups share a block, each with
+// its own `slots`; with kRowLanes = 32 a row is one warp and needs neither shared memory (the
+// slots go unused) nor block barriers. Every thread of the block must call these (for
+// kRowLanes >= 64 they synchronise the block).
 #pragma once
 
 #include "kernels/cuda/fused_math.hpp"

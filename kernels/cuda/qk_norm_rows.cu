@@ -176,8 +176,9 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
                                                 int64_t heads, double eps, int64_t threads, int64_t row_warps) {
   TORCH_CHECK(rms_norm_rows_applies(x, w), "qk_norm: the row pass needs contiguous aligned [B, S, C] rows "
                                            "(16 or more, 128 <= C <= 8160, C % 4 == 0) and a float32 [C] weight");
-  TORCH_CHECK(threads % kWarp == 0 && threads > 0 && threads <= 512, "qk_norm: bad threads");
   TORCH_CHECK(row_warps == 1 || row_warps == 2, "qk_norm: row_warps must be 1 or 2, got ", row_warps);
+  TORCH_CHECK(threads > 0 && threads <= 512 && threads % (kWarp * row_warps) == 0, "qk_norm: threads (got ", threads,
+              ") must be a multiple of 32 * row_warps = ", kWarp * row_warps, ", at most 512");
   const bool rope = table.defined();
   const int64_t rows = x.size(0) * x.size(1), c = x.size(2), seq = x.size(1);
   const int half_head = rope ? static_cast<int>(qk_norm::check_rope_table(table, x, heads)) : 1;
@@ -193,7 +194,6 @@ std::pair<at::Tensor, at::Tensor> rms_norm_rows(const at::Tensor& x, const at::T
   // Two warps a row only where the row is cached (else one: the same result either way).
   const bool cached_rows = c / kVec <= int64_t{kWarp} * kCachedVectors;
   const int64_t warps_a_row = cached_rows ? row_warps : 1;
-  TORCH_CHECK(threads % (kWarp * warps_a_row) == 0, "qk_norm: threads must hold whole rows");
   const int64_t per_block = threads / (kWarp * warps_a_row);
   const int64_t blocks = (rows + per_block - 1) / per_block;
   TORCH_CHECK(blocks < (int64_t{1} << 31), "qk_norm: too many rows");

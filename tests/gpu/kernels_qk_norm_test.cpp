@@ -25,9 +25,11 @@ struct RopeShape {
 };
 // base video q/k (5x16x16 tokens, 12 x 128), then odd ones (one token; head_dim 6 and 10),
 // then C = 1536 rows for the one-pass kernel with other head widths: 8 x 192 (its 96 pairs
-// do not divide a lane's 64-pair stride: a table read per pair) and 48 x 32.
-const std::vector<RopeShape> kRopeShapes = {{2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6}, {3, 1, 3, 5, 3, 10},
-                                            {1, 2, 3, 1, 2, 34},     {1, 1, 4, 4, 8, 192}, {1, 2, 4, 4, 48, 32}};
+// do not divide a lane's 64-pair stride: a table read per pair) and 48 x 32, and 21 rows of
+// 12 x 128 (two-warp rows: a partial last block).
+const std::vector<RopeShape> kRopeShapes = {{2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6},  {3, 1, 3, 5, 3, 10},
+                                            {1, 2, 3, 1, 2, 34},     {1, 1, 4, 4, 8, 192}, {1, 2, 4, 4, 48, 32},
+                                            {1, 1, 3, 7, 12, 128}};
 
 gpu_test::Pass norm_pass(const QkNormVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
                          int64_t heads, const at::Tensor& seed, bool autocast) {
@@ -74,7 +76,9 @@ TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
 // The one-pass forward with the mean of squares in ATen's reduction order (qk_norm_rows.cu)
 // at the edges of where it applies (16 rows; C = 128, 1536 in registers, 1540 and 8160 read
 // twice; rows with values far from zero) and just outside them (15 rows, C = 124: ATen's
-// mean on the squares), bit for bit with plain.
+// mean on the squares), bit for bit with plain; for two warps a row also C = 1000 (warp 1
+// holds vectors for some lanes only), 640 (none: warp 0's partial sums are the row's) and 21
+// rows (a partial last block).
 TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(33);
@@ -85,7 +89,9 @@ TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
     bool applies;
   };
   for (const auto& k : std::vector<Case>{{{2, 1280, 1536}, 0.25, true}, {{1, 16, 128}, 0.25, true},
-                                         {{2, 8, 1536}, 0.25, true}, {{2, 8, 1540}, 0.25, true},
+                                         {{2, 8, 1536}, 0.25, true}, {{3, 7, 1536}, 0.25, true},
+                                         {{2, 9, 1000}, 0.25, true}, {{2, 8, 640}, 0.25, true},
+                                         {{2, 8, 1540}, 0.25, true},
                                          {{2, 8, 8160}, 0.25, true}, {{4, 9, 1536}, 40.0, true},
                                          {{1, 15, 1536}, 0.25, false}, {{2, 16, 124}, 0.25, false}}) {
     const auto& s = k.shape;
