@@ -1,8 +1,8 @@
 // Where modulate's forward (LayerNorm inside, ATen's order) spends its time: the project's
 // kernel (adaln_layer_norm_kernels.cuh), dividing or with equal-count weights, with 128, 64
 // or 32 threads playing a row's 128 ATen threads (each checked bitwise against ATen's own
-// layout), next to ablations (no statistics; statistics alone) at wam `base` shapes, x bf16 [B, 1280, 1536]
-// -> float32, bare launches timed with CUDA events, as fractions of the measured
+// layout), next to ablations (no statistics; statistics alone) at wam `base` shapes, x bf16
+// [B, 1280, 1536] -> float32, bare launches timed with CUDA events, as fractions of the measured
 // device-to-device copy rate. An experiment, not a test: results and conclusions go to
 // benchmarks/results/gpu-notes.md. Built as speedgate-modulate-lab in CUDA builds, or alone:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. -I<torch>/include benchmarks/experiments/modulate_lab.cu

@@ -7,7 +7,8 @@
 // normalises a float32 copy; the kernels widen bf16 as they load it, exactly).
 // A group of `row_threads` threads (32, 64 or 128, playing ATen's 128 row threads) handles
 // one row; `threads / row_threads` rows per block. A row of up to 2048 elements stays in
-// registers between the passes (one read of x, and of the grad); longer rows are read twice. Device code: adaln_layer_norm_kernels.cuh.
+// registers between the passes (one read of x, and of the grad); longer rows are read twice.
+// Device code: adaln_layer_norm_kernels.cuh.
 #include "kernels/cuda/adaln_layer_norm_kernels.cuh"
 #include "kernels/cuda/adaln_operands.hpp"
 #include "kernels/cuda/launchers.hpp"
@@ -52,14 +53,14 @@ void check_launch(int64_t threads, int64_t row_threads) {
 }
 
 // Calls f(kRowLanes constant) for the row group size `row_threads` (32, 64 or 128 threads
-// playing ATen's 128 row threads: layer_norm_order.cuh).
+// playing ATen's 128 row threads: layer_norm_order.cuh), which check_launch has checked.
 template <typename F>
 void with_row_lanes(int64_t row_threads, F&& f) {
   switch (row_threads) {
     case 32: f(std::integral_constant<int, 32>{}); break;
     case 64: f(std::integral_constant<int, 64>{}); break;
     case 128: f(std::integral_constant<int, 128>{}); break;
-    default: TORCH_CHECK(false, "adaln: layer-norm modulate needs row_threads in {32, 64, 128}, got ", row_threads);
+    default: TORCH_INTERNAL_ASSERT(false, "adaln: row_threads ", row_threads, " passed check_launch");
   }
 }
 

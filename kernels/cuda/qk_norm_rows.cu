@@ -61,15 +61,17 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const T* __restrict_
 #pragma unroll
     for (int e = 0; e < kVec; ++e) acc[e] = fm::fadd(acc[e], fm::rms_square(v[e]));
   };
-  auto add_cached = [&] {
+  // Calls f(i, v) for the lane's cached vectors i the row has, in order, v widened to float.
+  auto each_cached = [&](auto&& f) {
 #pragma unroll
     for (int q = 0; q < kPer; ++q)
       if (vec(q) < nv) {
         float v[kVec];
         widen(cached[q], v);
-        add(v);
+        f(vec(q), v);
       }
   };
+  auto add_cached = [&] { each_cached([&](int, const float(&v)[kVec]) { add(v); }); };
   if constexpr (kCached > 0) {
 #pragma unroll
     for (int q = 0; q < kPer; ++q)
@@ -140,13 +142,7 @@ __global__ void __launch_bounds__(512) rms_norm_rows_kernel(const T* __restrict_
     store<kVec>(o, i * kVec, res);
   };
   if constexpr (kCached > 0) {
-#pragma unroll
-    for (int q = 0; q < kPer; ++q)
-      if (vec(q) < nv) {
-        float v[kVec];
-        widen(cached[q], v);
-        emit(vec(q), v);
-      }
+    each_cached(emit);
   } else {
     for (int i = lane; i < nv; i += kWarp) {
       float v[kVec];
