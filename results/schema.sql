@@ -244,3 +244,71 @@ CREATE TABLE target_finals (
   trial_ids_json TEXT NOT NULL,
   UNIQUE (campaign_id, budget_name, evaluation_id)
 );
+
+-- speedgate store, migration to schema version 6 (PRAGMA user_version = 6): speed intervals and host noise.
+-- Speed verdicts carry a one-sided 95 % interval (docs/controller.md, "Speed verdicts"):
+-- evaluations and finals store its bounds and pair count; `inconclusive` is the verdict of an
+-- interval that still straddles 1 + min effect at the pair cap. SQLite cannot alter a CHECK
+-- constraint, so the disposition lists are edited in the schema text (the documented
+-- writable_schema procedure: the change admits a new value, every stored row stays valid).
+-- It comes last: ALTER TABLE edits the schema text at offsets parsed before it, so no ALTER
+-- may follow it before the schema is read again (the store bumps the schema cookie).
+ALTER TABLE evaluations ADD COLUMN speedup_lo REAL;
+ALTER TABLE evaluations ADD COLUMN speedup_hi REAL;
+ALTER TABLE evaluations ADD COLUMN pairs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE target_finals ADD COLUMN speedup_lo REAL;
+ALTER TABLE target_finals ADD COLUMN speedup_hi REAL;
+-- Every ABAB pair behind a speed verdict: the two runs' steady-state step seconds (median
+-- after warm-up) and log(base / cand). evaluation_id is NULL for A/A noise pairs.
+CREATE TABLE speed_pairs (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  evaluation_id INTEGER REFERENCES evaluations(id),
+  config_key TEXT NOT NULL,
+  steps INTEGER NOT NULL,
+  pair_index INTEGER NOT NULL,
+  base_trial_id INTEGER NOT NULL REFERENCES trials(id),
+  cand_trial_id INTEGER NOT NULL REFERENCES trials(id),
+  base_step_s REAL NOT NULL,
+  cand_step_s REAL NOT NULL,
+  log_ratio REAL NOT NULL
+);
+CREATE INDEX speed_pairs_by_evaluation ON speed_pairs(evaluation_id);
+CREATE INDEX speed_pairs_by_campaign ON speed_pairs(campaign_id);
+-- The host's noise, from A/A pairs of the baseline at a step budget: the standard deviation
+-- of their log-ratios and the smallest speedup the speed rule detects with 80 % power at
+-- max_repeats pairs (detectable_speedup), given min_effect.
+CREATE TABLE host_noise (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  steps INTEGER NOT NULL,
+  micro_batch INTEGER NOT NULL,
+  pairs INTEGER NOT NULL,
+  sd_log_ratio REAL NOT NULL,
+  mean_log_ratio REAL NOT NULL,
+  detectable_speedup REAL NOT NULL,
+  resolution REAL NOT NULL,
+  min_effect REAL NOT NULL,
+  max_repeats INTEGER NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  UNIQUE (campaign_id, steps, micro_batch)
+);
+-- The rounding band (docs/controller.md, "Tolerance gate"): per step budget, the largest
+-- deviation of a baseline run with --perturb EPS from the plain run at the same seed.
+CREATE TABLE rounding_bands (
+  id INTEGER PRIMARY KEY,
+  campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+  steps INTEGER NOT NULL,
+  perturb_eps REAL NOT NULL,
+  seeds INTEGER NOT NULL,
+  curve_rms REAL NOT NULL,
+  eval_loss_abs REAL NOT NULL,
+  grad_norm_log REAL NOT NULL,
+  seed_curve_rms REAL NOT NULL,
+  trial_ids_json TEXT NOT NULL,
+  UNIQUE (campaign_id, steps)
+);
+PRAGMA writable_schema = ON;
+UPDATE sqlite_master SET sql = replace(sql, '''slower'',', '''slower'', ''inconclusive'',')
+  WHERE type = 'table' AND name IN ('trials', 'evaluations', 'target_finals');
+PRAGMA writable_schema = OFF;

@@ -19,6 +19,8 @@
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/train_loop.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
@@ -39,6 +41,7 @@ constexpr const char* kUsage =
     "       speedgate-train run --workload wam|lm|lm_osft --size S --steps N --seed S\n"
     "                           --micro-batch B --grad-accum G --result PATH [--preset FILE]\n"
     "                           [--heartbeat PATH] [--threads T] [--warmup-steps K] [--eval-batches E]\n"
+    "                           [--perturb EPS]\n"
     "       speedgate-train kernel-trial --workload wam --size S --micro-batch B --family F --result PATH\n"
     "                           [--variant plain|PARAMS ...] [--repeats N] [--warmup K] [--threads T]\n"
     "                           [--heartbeat PATH]   (times a kernel family's variants; docs/protocol.md)\n"
@@ -48,6 +51,16 @@ constexpr const char* kUsage =
     "Distributed: one process per rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,\n"
     "MASTER_PORT set as torchrun does (or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID under srun);\n"
     "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n";
+
+// --perturb EPS: a finite relative perturbation in [0, 0.5).
+double to_fraction(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v >= 0.5) {
+    throw BadInputError("--" + flag + " must be a number in [0, 0.5), got '" + value + "'");
+  }
+  return v;
+}
 
 RunOptions parse_run(const std::vector<std::string>& args) {
   std::map<std::string, std::string> flags;
@@ -66,6 +79,7 @@ RunOptions parse_run(const std::vector<std::string>& args) {
     else if (name == "threads") o.threads = static_cast<int>(to_int(name, v));
     else if (name == "warmup-steps") o.warmup_steps = to_int(name, v);
     else if (name == "eval-batches") o.eval_batches = to_int(name, v);
+    else if (name == "perturb") o.perturb = to_fraction(name, v);
     else throw BadInputError("unknown flag --" + name);
   }
   if (o.result_path.empty()) throw BadInputError("--result PATH is required");

@@ -16,6 +16,7 @@ nlohmann::json build_manifest() {
   m["protocol"] = 1;
   m["trainer"] = "speedgate-train";
   m["version"] = SPEEDGATE_VERSION;
+  m["capabilities"] = {"perturb"};  // run --perturb EPS (docs/protocol.md §2)
   m["build"] = {{"torch", TORCH_VERSION}, {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)}, {"git_sha", SPEEDGATE_GIT_SHA}};
 
   auto sizes = nlohmann::json::array();

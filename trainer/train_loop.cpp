@@ -2,6 +2,7 @@
 // report. Switch-dependent paths live in the modules they change (workload/, text/,
 // data/, model/); this file only wires them.
 #include "trainer/train_loop.hpp"
+#include "trainer/runtime/perturb.hpp"
 
 #include <algorithm>
 
@@ -77,6 +78,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   const auto build_start = Clock::now();
   WamWorkload wam(cfg, sw, rt.device, mix_seed(seed, 0x6d6f64656c));
   const auto named = wam.named_trainable();
+  perturb_parameters(named, opt.perturb, seed);
   std::vector<at::Tensor> params;
   for (const auto& np : named) params.push_back(np.second);
   Communicator* comm = rt.comm.get();  // null at world size 1: averaging and sharding are no-ops
@@ -96,6 +98,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   ClipLoader loader(data, lo);
   const uint64_t noise_seed = mix_seed(seed, 0x6e6f697365);
 
+  if (opt.perturb > 0) r.extra["perturb"] = opt.perturb;
   r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();
 
   // ---- train ----

@@ -23,6 +23,7 @@ struct RunOptions {
   int threads = 2;
   int64_t warmup_steps = 2;  // excluded from samples/s
   int64_t eval_batches = 2;
+  double perturb = 0;  // --perturb EPS: initial parameters x(1 + EPS * +-1) (runtime/perturb.hpp)
 };
 
 // Fills `result` as it goes, so a caller catching an OOM or NonFiniteError still has the

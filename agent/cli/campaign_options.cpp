@@ -36,12 +36,31 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--seeds", o.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
   app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats before the first verdict (>= 2)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--max-repeats", o.max_repeats,
+                  "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--min-effect", o.min_effect,
+                  "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
+      ->capture_default_str();
+  app->add_option("--noise-pairs", o.noise_pairs,
+                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
+      ->capture_default_str();
+  app->add_option("--perturb-eps", o.perturb_eps,
+                  "relative perturbation of the initial parameters that measures the rounding band "
+                  "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
+      ->capture_default_str();
+  app->add_option("--rounding-factor", o.rounding_factor,
+                  "tolerance class: allowed multiple of the rounding band")->capture_default_str();
+  app->add_option("--horizon-factor", o.horizon_factor,
+                  "tolerance class: confirm at this many times --steps before a preset (1 = no confirmation)")
+      ->capture_default_str();
   app->add_option("--prune-rounds", o.prune_rounds,
                   "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
                   "then the harmless drops together or the best one)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band")
+  app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band (outer bound)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")
       ->check(CLI::PositiveNumber)->capture_default_str();

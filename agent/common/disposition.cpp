@@ -3,7 +3,7 @@
 namespace sg::agent {
 namespace {
 constexpr Disposition kAll[] = {
-    Disposition::accepted, Disposition::gate_failed, Disposition::slower,
+    Disposition::accepted, Disposition::gate_failed, Disposition::slower, Disposition::inconclusive,
     Disposition::pruned,   Disposition::oom,         Disposition::killed,
     Disposition::timeout,  Disposition::crash,       Disposition::nan,
     Disposition::invalid_result, Disposition::stale};
@@ -14,6 +14,7 @@ std::string_view to_string(Disposition d) {
     case Disposition::accepted: return "accepted";
     case Disposition::gate_failed: return "gate_failed";
     case Disposition::slower: return "slower";
+    case Disposition::inconclusive: return "inconclusive";
     case Disposition::pruned: return "pruned";
     case Disposition::oom: return "oom";
     case Disposition::killed: return "killed";

@@ -9,7 +9,8 @@ namespace sg::agent {
 enum class Disposition {
   accepted,        // passed every gate and is faster (or a memory trade-off)
   gate_failed,     // bits / band / determinism check failed
-  slower,          // correct but not above the noise threshold
+  slower,          // correct, but the speed interval's upper bound is below 1 + min effect
+  inconclusive,    // correct, but the speed interval still straddles 1 + min effect at the pair cap
   pruned,          // projected peak exceeds every memory budget
   oom,             // trainer exit 3
   killed,          // SIGKILL with no deadline pending (e.g. the kernel OOM killer)

@@ -76,48 +76,87 @@ Verdict bitwise_equal(const TrialResult& a, const TrialResult& b) {
   return {true, "bitwise identical"};
 }
 
-Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band, double factor) {
-  Deviation d = deviation(candidate, s0);
-  double loss_scale = std::max(std::fabs(s0.has_eval || s0.step_records.empty() ? s0.eval_loss : s0.step_records.back().loss), 1e-30);
-  auto limit = [&](double band_value, double scale) {
-    return std::max(band_value * factor, kBandRelativeFloor * scale);
-  };
-  double rms_limit = limit(band.max.curve_rms, loss_scale);
-  double eval_limit = limit(band.max.eval_loss_abs, loss_scale);
-  double gn_limit = limit(band.max.grad_norm_log, 1.0);
-  if (!(d.curve_rms <= rms_limit)) {
-    return {false, fmt::format("loss-curve RMS deviation {:.3g} outside band {:.3g} (x{} of seed spread)", d.curve_rms, rms_limit, factor)};
+Band compute_rounding_band(const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain) {
+  Band b;
+  b.seeds = static_cast<int>(perturbed_vs_plain.size());
+  for (const auto& [perturbed, plain] : perturbed_vs_plain) {
+    Deviation d = deviation(perturbed, plain);
+    b.max.curve_rms = std::max(b.max.curve_rms, d.curve_rms);
+    b.max.eval_loss_abs = std::max(b.max.eval_loss_abs, d.eval_loss_abs);
+    b.max.grad_norm_log = std::max(b.max.grad_norm_log, d.grad_norm_log);
   }
-  if (!(d.eval_loss_abs <= eval_limit)) {
-    return {false, fmt::format("final eval-loss deviation {:.3g} outside band {:.3g}", d.eval_loss_abs, eval_limit)};
-  }
-  if (!(d.grad_norm_log <= gn_limit)) {
-    return {false, fmt::format("grad-norm ratio {:.3f}x outside band {:.3f}x", std::exp(d.grad_norm_log), std::exp(gn_limit))};
-  }
-  return {true, fmt::format("inside the {}-seed band (rms {:.3g} <= {:.3g})", band.seeds, d.curve_rms, rms_limit)};
+  return b;
 }
 
-SpeedVerdict judge_speed(const std::vector<double>& baseline, const std::vector<double>& candidate,
-                         double noise_threshold) {
-  SpeedVerdict v;
-  std::size_t n = std::min(baseline.size(), candidate.size());
-  std::vector<double> ratios;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (baseline[i] > 0) ratios.push_back(candidate[i] / baseline[i]);
+std::string band_problem(const Band& band, const std::string& what) {
+  const Deviation& m = band.max;
+  if (!std::isfinite(m.curve_rms) || !std::isfinite(m.eval_loss_abs) || !std::isfinite(m.grad_norm_log)) {
+    return fmt::format("the {} is not finite (loss-curve RMS {}, eval {}, grad-norm log-ratio {}): a run "
+                       "in it reported non-finite values or a different step count",
+                       what, m.curve_rms, m.eval_loss_abs, m.grad_norm_log);
   }
-  if (ratios.empty()) {
-    v.reason = "no paired measurements";
-    return v;
+  if (m.curve_rms == 0 && m.grad_norm_log == 0) {
+    return fmt::format("the {} is zero: its runs trained bit for bit alike, so the trainer ignores what "
+                       "should move training (the seed, or --perturb)", what);
   }
-  v.baseline_median = median(std::vector<double>(baseline.begin(), baseline.begin() + n));
-  v.candidate_median = median(std::vector<double>(candidate.begin(), candidate.begin() + n));
-  v.speedup = median(ratios);
-  auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-  v.spread = (*hi - *lo) / 2;
-  v.faster = v.speedup > 1.0 + noise_threshold;
-  v.reason = fmt::format("speedup {:.3f}x ± {:.3f} over {} pairs ({} noise threshold {:.0f} %)", v.speedup,
-                         v.spread, ratios.size(), v.faster ? "above" : "not above", noise_threshold * 100);
-  return v;
+  return "";
+}
+
+namespace {
+
+struct Limits {
+  double rms = 0, eval = 0, grad_norm_log = 0;
+};
+
+Limits limits_of(const Band& band, double factor, double loss_scale) {
+  auto limit = [&](double band_value, double scale) { return std::max(band_value * factor, kBandRelativeFloor * scale); };
+  return {limit(band.max.curve_rms, loss_scale), limit(band.max.eval_loss_abs, loss_scale),
+          limit(band.max.grad_norm_log, 1.0)};
+}
+
+// The first metric of `d` outside `lim`, named; empty when all are inside.
+std::string outside(const Deviation& d, const Limits& lim, const std::string& band_name) {
+  if (!(d.curve_rms <= lim.rms)) {
+    return fmt::format("loss-curve RMS deviation {:.3g} outside {} {:.3g}", d.curve_rms, band_name, lim.rms);
+  }
+  if (!(d.eval_loss_abs <= lim.eval)) {
+    return fmt::format("final eval-loss deviation {:.3g} outside {} {:.3g}", d.eval_loss_abs, band_name, lim.eval);
+  }
+  if (!(d.grad_norm_log <= lim.grad_norm_log)) {
+    return fmt::format("grad-norm ratio {:.4f}x outside {} {:.4f}x", std::exp(d.grad_norm_log), band_name,
+                       std::exp(lim.grad_norm_log));
+  }
+  return "";
+}
+
+}  // namespace
+
+Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0, const ToleranceBands& bands) {
+  Deviation d = deviation(candidate, s0);
+  const double loss_scale =
+      std::max(std::fabs(s0.has_eval || s0.step_records.empty() ? s0.eval_loss : s0.step_records.back().loss), 1e-30);
+  const Limits seed = limits_of(bands.seed, bands.seed_factor, loss_scale);
+  const std::string seed_name = fmt::format("{}x the {}-seed band", bands.seed_factor, bands.seed.seeds);
+  if (!bands.rounding) {
+    if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
+    return {true, fmt::format("inside {} (rms {:.3g} <= {:.3g}); tolerance at seed-band sensitivity: the trainer "
+                              "has no --perturb, so changes smaller than seed-to-seed variation pass",
+                              seed_name, d.curve_rms, seed.rms)};
+  }
+  const Limits round = limits_of(*bands.rounding, bands.rounding_factor, loss_scale);
+  const std::string round_name = fmt::format("{}x the rounding band", bands.rounding_factor);
+  if (std::string why = outside(d, round, round_name); !why.empty()) return {false, why};
+  if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
+  return {true, fmt::format("inside {} (rms {:.3g} <= {:.3g}; sensitivity: a change moving the loss curve by more "
+                            "than {:.3g} RMS fails, {:.0f}x finer than the seed band)",
+                            round_name, d.curve_rms, round.rms, round.rms, seed.rms / std::max(round.rms, 1e-300))};
+}
+
+Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band, double factor) {
+  ToleranceBands b;
+  b.seed = band;
+  b.seed_factor = factor;
+  return within_tolerance(candidate, s0, b);
 }
 
 Verdict memory_fits(double projected_bytes, double budget_bytes) {

@@ -217,6 +217,10 @@ Manifest Manifest::for_workload(const std::string& workload) const {
   return m;
 }
 
+bool Manifest::can(const std::string& capability) const {
+  return std::find(capabilities.begin(), capabilities.end(), capability) != capabilities.end();
+}
+
 Manifest Manifest::for_world_size(int world_size) const {
   return keep_switches([&](const SwitchSpec& s) { return s.min_world_size <= world_size; });
 }
@@ -231,6 +235,14 @@ Manifest parse_manifest(const json& j) {
   m.trainer = opt_string(j, "trainer");
   m.version = opt_string(j, "version");
   m.build = j.value("build", json::object());
+  if (j.contains("capabilities")) {
+    const auto& caps = j["capabilities"];
+    if (!caps.is_array()) bad("capabilities", "must be an array of strings");
+    for (std::size_t i = 0; i < caps.size(); ++i) {
+      if (!caps[i].is_string()) bad("capabilities[" + std::to_string(i) + "]", "must be a string");
+      m.capabilities.push_back(caps[i].get<std::string>());
+    }
+  }
   if (!j.contains("workloads") || !j["workloads"].is_array() || j["workloads"].empty()) bad("workloads", "missing or empty");
   for (std::size_t i = 0; i < j["workloads"].size(); ++i) {
     const auto& w = j["workloads"][i];

@@ -76,7 +76,12 @@ struct Manifest {
   std::map<std::string, std::vector<SizeSpec>> workloads;
   std::vector<SwitchSpec> switches;
   std::vector<KernelFamily> kernel_families;
+  // Optional protocol features the trainer implements (manifest "capabilities"), e.g.
+  // "perturb": `run --perturb EPS` (the tolerance gate's rounding band).
+  std::vector<std::string> capabilities;
   nlohmann::json raw;  // as received; stored in the DB
+
+  bool can(const std::string& capability) const;
 
   const SwitchSpec* find_switch(const std::string& name) const;
   const SwitchSpec* find_env(const std::string& env) const;

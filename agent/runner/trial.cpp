@@ -96,7 +96,7 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
     }
     return args;
   }
-  return {"run",
+  std::vector<std::string> args = {"run",
           "--workload", req.workload,
           "--size", req.size,
           "--steps", std::to_string(req.steps),
@@ -106,6 +106,11 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
           "--threads", std::to_string(req.threads),
           "--result", result_path,
           "--heartbeat", heartbeat_path};
+  if (req.perturb > 0) {  // only trainers whose manifest lists capability "perturb" get it
+    args.push_back("--perturb");
+    args.push_back(fmt::format("{:.17g}", req.perturb));
+  }
+  return args;
 }
 
 ResultParse parse_trial_result(const TrialRequest& req, const std::string& path) {

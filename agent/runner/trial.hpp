@@ -29,6 +29,7 @@ struct TrialRequest {
   std::string workload, size;
   int steps = 4, seed = 0, micro_batch = 1, grad_accum = 1, threads = 2;
   std::vector<std::pair<std::string, std::string>> switch_env;  // SG_* entries only
+  double perturb = 0;  // > 0: `run --perturb EPS` (protocol §2; the rounding band's runs)
   std::string dir;  // per-trial directory: result.json, stdout.log, stderr.log, heartbeat.json
   // Data-parallel ranks. W > 1: each rank gets the torchrun contract (RANK, WORLD_SIZE,
   // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT); rank 0 writes the result.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -27,7 +28,10 @@ json CampaignOptions::to_json() const {
             {"target_micro_batch", target_micro_batch}, {"target_world_size", target_world_size},
             {"zero_stage", zero_stage}, {"micro_batch", micro_batch}, {"grad_accum", grad_accum},
             {"steps", steps}, {"screen_steps", screen_steps}, {"seeds", seeds}, {"threads", threads},
-            {"repeats", repeats}, {"band_factor", band_factor}, {"plan", plan}};
+            {"repeats", repeats}, {"band_factor", band_factor}, {"plan", plan},
+            {"max_repeats", max_repeats}, {"min_effect", min_effect}, {"noise_pairs", noise_pairs},
+            {"perturb_eps", perturb_eps}, {"rounding_factor", rounding_factor},
+            {"horizon_factor", horizon_factor}};
   // Only when it changes what is measured: campaigns of one-rank trials keep the
   // options (and so resume) they had before executors existed. The executor itself
   // does not change results and is not part of the options.
@@ -47,7 +51,14 @@ void CampaignOptions::validate() const {
   need(screen_steps >= 1 && screen_steps <= steps, "--screen-steps must be in 1..--steps");
   need(!seeds.empty(), "--seeds needs at least one seed");
   need(threads >= 1, "--threads must be >= 1");
-  need(repeats >= 1, "--repeats must be >= 1");
+  need(repeats >= 2, "--repeats must be >= 2 (an interval needs two pairs)");
+  need(max_repeats >= repeats && max_repeats <= 64, "--max-repeats must be in --repeats..64");
+  need(std::isfinite(min_effect) && min_effect >= 0 && min_effect < 1, "--min-effect must be in [0, 1)");
+  need(noise_pairs == 0 || (noise_pairs >= 2 && noise_pairs <= 64), "--noise-pairs must be 0 or 2..64");
+  need(std::isfinite(perturb_eps) && perturb_eps >= 0 && perturb_eps < 0.5, "--perturb-eps must be in [0, 0.5)");
+  need(std::isfinite(rounding_factor) && rounding_factor >= 1 && rounding_factor <= 1e6,
+       "--rounding-factor must be in 1..1e6");
+  need(horizon_factor >= 1 && horizon_factor <= 64, "--horizon-factor must be in 1..64");
   need(prune_rounds >= 0, "--prune-rounds must be >= 0");
   need(band_factor > 0, "--band-factor must be > 0");
   need(budget_trials >= 0, "--budget-trials must be >= 0");
@@ -62,6 +73,14 @@ void CampaignOptions::validate() const {
   for (const auto& p : plan) {
     need(StrategyRegistry::instance().create(p) != nullptr, "unknown strategy '" + p + "' in --plan");
   }
+}
+
+SpeedRule speed_rule(const CampaignOptions& opt) {
+  SpeedRule r;
+  r.min_effect = opt.min_effect;
+  r.min_pairs = opt.repeats;
+  r.max_pairs = opt.max_repeats;
+  return r;
 }
 
 SearchOptions search_options(const CampaignOptions& opt, bool rank_at_target) {
@@ -92,10 +111,6 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   fs::path db(opt.db_path);
   if (db.has_parent_path()) fs::create_directories(db.parent_path());
   if (opt.runs_dir.empty()) opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
-  if (opt.repeats < 3) {
-    spdlog::warn("--repeats {} < 3: speedups rest on {} paired measurement(s); noise may pass the gate's speed test",
-                 opt.repeats, opt.repeats);
-  }
   make_executor(opt.executor, opt.trial_world_size);  // refuses impossible executors before anything is written
   Store store(opt.db_path);
 

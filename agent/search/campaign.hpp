@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/common/units.hpp"
+#include "agent/gate/speed_stats.hpp"
 #include "agent/manifest/manifest.hpp"
 #include "agent/runner/executor.hpp"
 #include "agent/search/strategy.hpp"
@@ -31,7 +32,15 @@ struct CampaignOptions {
   bool probe_at_target = false;
   std::vector<int> seeds = {0, 1000, 2000};
   int threads = 2;
-  int repeats = 3;             // ABAB pairs for speed
+  int repeats = 3;             // ABAB pairs before the first speed verdict (--repeats)
+  int max_repeats = 8;         // pairs at most while the interval straddles (--max-repeats)
+  double min_effect = 0.02;    // a speedup's lower bound must clear 1 + this (--min-effect)
+  int noise_pairs = 4;         // A/A baseline pairs measuring the host's noise; 0 = none
+  // Tolerance class: the rounding band's relative perturbation (--perturb-eps; 0 = judge by
+  // the seed band alone), its allowed multiple, and the confirmation horizon (x --steps).
+  double perturb_eps = 1.0 / 256;
+  double rounding_factor = 4.0;
+  int horizon_factor = 4;
   int prune_rounds = 0;        // rounds of drops strategy "prune" may take; 0 = until none is
   double band_factor = 2.0;
   int budget_trials = 0;       // 0 = unlimited
@@ -56,6 +65,9 @@ constexpr double kStaleAfterS = 120;
 // What the search strategies get of a campaign's options (campaign and nightly alike);
 // rank_at_target: the evaluator's probes run at the target micro-batch.
 SearchOptions search_options(const CampaignOptions& options, bool rank_at_target);
+
+// The speed rule the campaign's options set (gate/speed_stats.hpp).
+SpeedRule speed_rule(const CampaignOptions& options);
 
 // Runs (or resumes) a campaign; returns its id. Throws UsageError for bad input,
 // GateFailure when the baseline itself cannot be established.

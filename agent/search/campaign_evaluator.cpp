@@ -120,6 +120,7 @@ std::string CampaignEvaluator::key_of(const Plan& p) const {
   std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", p.purpose, config_key(p.config), p.seed, p.steps,
                                 p.micro_batch, opt_.grad_accum, opt_.threads, p.repeat, p.paired_with);
   if (opt_.trial_world_size > 1 && !p.kernel) key += fmt::format("|w{}", opt_.trial_world_size);
+  if (p.perturb > 0) key += fmt::format("|p{:.17g}", p.perturb);
   if (p.kernel) {
     key += fmt::format("|k{}|rep{}", p.kernel->family, p.kernel->repeats);
     for (const auto& v : p.kernel->variants) key += "|" + v;
@@ -158,8 +159,9 @@ bool CampaignEvaluator::budget_left(int more) const {
 }
 
 CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed, int steps,
-                                              int micro_batch, int repeat, const std::string& paired_with) {
-  const Plan plan{purpose, c, seed, steps, micro_batch, repeat, paired_with};
+                                              int micro_batch, int repeat, const std::string& paired_with,
+                                              double perturb) {
+  const Plan plan{purpose, c, seed, steps, micro_batch, repeat, paired_with, std::nullopt, perturb};
   const std::string key = key_of(plan);
   if (warm_start_) warm_start_(purpose, key);
   if (auto done = stored(store_, key)) return *done;
@@ -202,9 +204,11 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
   // Throughput (and a kernel's time) is only comparable when nothing else shares the host.
   // A gate run that names a pair is that pair's candidate side (evaluate()).
   req.exclusive = p.purpose == "speed_base" || p.purpose == "speed_cand" || p.purpose == "final_base" ||
-                  p.purpose == "final_cand" || p.kernel.has_value() ||
+                  p.purpose == "final_cand" || p.purpose == "noise_a" || p.purpose == "noise_b" ||
+                  p.kernel.has_value() ||
                   (p.purpose == "candidate" && !p.paired_with.empty());
   req.kernel = p.kernel;
+  req.perturb = p.perturb;
   req.name = fmt::format("sg-c{}-t{}", campaign_id_, out.trial_id);
   req.switch_env = config_env(c, manifest_);
   req.dir = (std::filesystem::path(runs_dir_) / fmt::format("c{}", campaign_id_) / fmt::format("t{}", out.trial_id)).string();
@@ -315,69 +319,27 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
 void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, Measure measure) {
   if (executor_->capacity(opt_.trial_world_size) <= 1) return;
   const Baseline& base = baseline(steps);
-  const bool deterministic = deterministic_.value_or(false);
-  std::vector<Plan> gate, probes;
+  std::vector<Plan> gate_runs, probes;
   std::vector<Config> valid;
   for (const auto& c : configs) {
     if (c.empty() || !validate_config(c, manifest_).empty()) continue;
     valid.push_back(c);
-    gate.push_back({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""});
+    gate_runs.push_back({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""});
   }
-  run_batch(gate);
+  run_batch(gate_runs);
   if (measure == Measure::speed_pairs) return;
   // The memory probes of the candidates that pass the gate (the next independent step).
   for (const auto& c : valid) {
     auto done = stored(store_, key_of({"candidate", c, opt_.seeds.front(), steps, micro_batch_, 0, ""}));
     if (!done || !done->result) continue;
-    const bool bitwise = deterministic && all_bitwise(c, manifest_);
-    Verdict v = bitwise ? bitwise_equal(*done->result, base.s0)
-                        : within_band(*done->result, base.s0, base.band, opt_.band_factor);
-    if (v.pass) probes.push_back({"memory_probe", c, opt_.seeds.front(), opt_.screen_steps, probe_micro_batch_, 0, ""});
+    if (gate(c, *done->result, base).pass) probes.push_back({"memory_probe", c, opt_.seeds.front(), opt_.screen_steps, probe_micro_batch_, 0, ""});
   }
   run_batch(probes);
 }
 
-const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps) {
-  if (auto it = baselines_.find(steps); it != baselines_.end()) return it->second;
-  const int s0 = opt_.seeds.front();
-  Baseline b;
-  {
-    std::vector<Plan> independent = {{"baseline", {}, s0, steps, micro_batch_, 0, ""}};
-    if (!deterministic_) independent.push_back({"baseline", {}, s0, steps, micro_batch_, 1, ""});
-    for (std::size_t i = 1; i < opt_.seeds.size(); ++i) independent.push_back({"band", {}, opt_.seeds[i], steps, micro_batch_, 0, ""});
-    run_batch(independent);
-  }
-  Run a = run("baseline", {}, s0, steps, micro_batch_, 0);
-  if (!a.result) throw GateFailure(fmt::format("baseline (all defaults, seed {}) failed: {}: {}", s0, to_string(*a.failure), a.reason));
-  store_.add_baseline(campaign_id_, steps, "preflight_a", s0, a.trial_id);
-  b.trial_ids.push_back(a.trial_id);
-  if (!deterministic_) {
-    Run a2 = run("baseline", {}, s0, steps, micro_batch_, 1);
-    if (!a2.result) throw GateFailure(fmt::format("baseline repeat failed: {}: {}", to_string(*a2.failure), a2.reason));
-    store_.add_baseline(campaign_id_, steps, "preflight_b", s0, a2.trial_id);
-    b.trial_ids.push_back(a2.trial_id);
-    Verdict v = bitwise_equal(*a.result, *a2.result);
-    deterministic_ = v.pass;
-    std::string note = v.pass ? "preflight: baseline twice at seed " + std::to_string(s0) + " is bitwise equal"
-                              : "NON-DETERMINISTIC environment (" + v.reason + "): every switch gated by tolerance";
-    if (!v.pass) spdlog::error("{}", note);
-    store_.set_campaign_determinism(campaign_id_, v.pass, note);
-    if (a.result->fingerprint.is_object()) {
-      store_.set_campaign_environment(campaign_id_, store_.upsert_environment(fingerprint_hash(a.result->fingerprint), a.result->fingerprint));
-    }
-  }
-  std::vector<TrialResult> others;
-  for (std::size_t i = 1; i < opt_.seeds.size(); ++i) {
-    Run r = run("band", {}, opt_.seeds[i], steps, micro_batch_, 0);
-    if (!r.result) throw GateFailure(fmt::format("baseline band seed {} failed: {}: {}", opt_.seeds[i], to_string(*r.failure), r.reason));
-    store_.add_baseline(campaign_id_, steps, "band", opt_.seeds[i], r.trial_id);
-    b.trial_ids.push_back(r.trial_id);
-    others.push_back(std::move(*r.result));
-  }
-  b.s0 = std::move(*a.result);
-  b.band = compute_band(b.s0, others);
-  store_.set_trial_disposition(b.trial_ids, Disposition::accepted);
-  return baselines_.emplace(steps, std::move(b)).first->second;
+Verdict CampaignEvaluator::gate(const Config& config, const TrialResult& result, const Baseline& base) const {
+  const bool bitwise = deterministic_.value_or(false) && all_bitwise(config, manifest_);
+  return bitwise ? bitwise_equal(result, base.s0) : within_tolerance(result, base.s0, base.bands);
 }
 
 std::optional<Projection> CampaignEvaluator::project(const Config& c, const TrialResult& at_mb,
@@ -444,6 +406,9 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
   row.reason = e.reason;
   row.speedup = e.speedup;
   row.speedup_spread = e.spread;
+  row.speedup_lo = e.speedup_lo;
+  row.speedup_hi = e.speedup_hi;
+  row.pairs = e.pairs;
   row.samples_per_s = e.samples_per_s;
   row.projected_peak_bytes = e.projected_peak_bytes;
   row.trial_ids = e.trial_ids;
@@ -513,7 +478,12 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     e.reason = cand.reason;
     return finish(e);
   }
-  Verdict v = bitwise ? bitwise_equal(*cand.result, base.s0) : within_band(*cand.result, base.s0, base.band, opt_.band_factor);
+  Verdict v = gate(config, *cand.result, base);
+  if (v.pass && !bitwise && steps == opt_.steps && opt_.horizon_factor > 1) {
+    // Recipe changes grow with the horizon, rounding noise does not: confirm there first.
+    Verdict h = confirm_at_horizon(config, steps);
+    v = {h.pass, h.pass ? v.reason + "; " + h.reason : h.reason};
+  }
   if (!v.pass) {
     e.disposition = Disposition::gate_failed;
     e.reason = v.reason;
@@ -557,48 +527,36 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
       e.reason = v.reason + "; no speed: the memory probe did not run at the target micro-batch";
       return finish(e);
     }
-    const bool faster = e.target_speedup >= 1.0 + kNoiseThreshold;
+    const bool faster = e.target_speedup >= 1.0 + opt_.min_effect;
     e.disposition = faster ? Disposition::accepted : Disposition::slower;
     e.reason = fmt::format("{}; {:.3f}x the baseline at micro-batch {} (memory probes, unpaired; not paired at {})",
                            v.reason, e.target_speedup, target_micro_batch_, micro_batch_);
     return finish(e);
   }
-  std::vector<double> a, b;
-  for (int r = 0; r < opt_.repeats; ++r) {
-    const bool from_gate = r == 0 && first_base;
-    Run ra = from_gate ? *first_base : run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, r, pair);
-    Run rb = from_gate ? cand : run("speed_cand", config, opt_.seeds.front(), steps, micro_batch_, r);
-    if (!from_gate) {
-      e.trial_ids.push_back(ra.trial_id);
-      e.trial_ids.push_back(rb.trial_id);
-    }
-    if (!ra.result || !rb.result) {
-      const Run& bad = !rb.result ? rb : ra;
-      e.disposition = *bad.failure;
-      e.reason = "speed repeat " + std::to_string(r) + ": " + bad.reason;
-      return finish(e);
-    }
-    a.push_back(ra.result->samples_per_s);
-    b.push_back(rb.result->samples_per_s);
-  }
-  SpeedVerdict s = judge_speed(a, b);
-  e.speedup = s.speedup;
-  e.spread = s.spread;
-  e.samples_per_s = s.candidate_median;
+  SpeedOutcome speed = measure_speed(config, steps, cand, first_base, e);
+  if (!speed.interval) return finish(e);
+  const SpeedInterval& s = *speed.interval;
   const bool memory_trade = p && has_memory_switch(config, manifest_) && baseline_projected_ > 0 &&
                             p->peak_bytes < baseline_projected_ * (1.0 - kNoiseThreshold);
-  if (s.faster) {
+  const std::string speed_text = fmt::format("{} (threshold {:.3f}x)", s.text(), 1.0 + opt_.min_effect);
+  if (s.call == SpeedCall::faster) {
     e.disposition = Disposition::accepted;
-    e.reason = v.reason + "; " + s.reason + (p ? "" : "; memory not probed");
+    e.reason = v.reason + "; faster: " + speed_text + (p ? "" : "; memory not probed");
   } else if (memory_trade) {
     e.disposition = Disposition::accepted;
     e.reason = fmt::format("{}; memory trade-off: projected peak {:.1f} % of baseline; {}", v.reason,
-                           100.0 * p->peak_bytes / baseline_projected_, s.reason);
-  } else {
+                           100.0 * p->peak_bytes / baseline_projected_, speed_text);
+  } else if (s.call == SpeedCall::not_faster) {
     e.disposition = Disposition::slower;
-    e.reason = s.reason;
+    e.reason = "not faster: " + speed_text;
+  } else {
+    e.disposition = Disposition::inconclusive;
+    e.reason = fmt::format("inconclusive at the cap of {} pairs: {}", opt_.max_repeats, speed_text);
   }
-  return finish(e);
+  Evaluation done = finish(e);
+  for (auto& row : speed.pairs) row.evaluation_id = done.id;
+  store_.set_speed_pairs(done.id, speed.pairs);
+  return done;
 }
 
 }  // namespace sg::agent

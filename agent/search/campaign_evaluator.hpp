@@ -16,10 +16,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "agent/gate/gate.hpp"
+#include "agent/gate/speed_stats.hpp"
 #include "agent/memory/projection.hpp"
 #include "agent/runner/executor.hpp"
 #include "agent/runner/result.hpp"
@@ -67,7 +69,7 @@ class CampaignEvaluator : public Evaluator {
   };
   struct Baseline {
     TrialResult s0;
-    Band band;
+    ToleranceBands bands;  // the seed band, and the rounding band when the trainer can perturb
     std::vector<std::int64_t> trial_ids;
   };
 
@@ -77,10 +79,11 @@ class CampaignEvaluator : public Evaluator {
     int seed = 0, steps = 0, micro_batch = 1, repeat = 0;
     std::string paired_with;
     std::optional<KernelTrialSpec> kernel;  // a kernel trial (purpose kernel_timing)
+    double perturb = 0;                     // > 0: a rounding-band run (--perturb)
   };
   std::string key_of(const Plan& p) const;
   Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
-          const std::string& paired_with = "");
+          const std::string& paired_with = "", double perturb = 0);
   // The stored outcome of a finished trial with this key, if any.
   std::optional<Run> stored(Store& store, const std::string& key);
   // Claims, runs and records one trial through `store` (the caller's connection).
@@ -89,7 +92,24 @@ class CampaignEvaluator : public Evaluator {
   // runs one trial at a time); the outcomes land in the store.
   void run_batch(const std::vector<Plan>& plans);
   bool budget_left(int more) const;
-  const Baseline& baseline(int steps);
+  // The baseline at `steps` (campaign_baseline.cpp): preflight, seed band, rounding band
+  // and, where speed pairs run at `steps` (with_noise), the host's A/A noise.
+  const Baseline& baseline(int steps, bool with_noise = true);
+  std::optional<Band> rounding_band(int steps, const TrialResult& s0, const std::vector<TrialResult>& band_runs,
+                                    const TrialResult* preflight_b, std::vector<std::int64_t>& ids);
+  void measure_noise_at(int steps);
+  // The gate verdict of a run of `config` against the baseline at its steps.
+  Verdict gate(const Config& config, const TrialResult& run, const Baseline& base) const;
+  // Tolerance configurations at the full step budget: the same verdict at the horizon.
+  Verdict confirm_at_horizon(const Config& config, int steps);
+  // The ABAB pairs of `config` (campaign_speed.cpp): sequential until the interval decides
+  // or --max-repeats; fills e's speed fields, trial ids and `pairs`.
+  struct SpeedOutcome {
+    std::optional<SpeedInterval> interval;  // nullopt: a run failed (e has the failure)
+    std::vector<SpeedPairRow> pairs;
+  };
+  SpeedOutcome measure_speed(const Config& config, int steps, const Run& cand, const std::optional<Run>& first_base,
+                             Evaluation& e);
   // Projects the peak for `c` from its run at the measured micro-batch plus a probe
   // at twice that (--probe-at-target: at the target, and at twice the measured one when
   // the target runs out of memory); stores the projection. nullopt + failure when the
@@ -108,6 +128,8 @@ class CampaignEvaluator : public Evaluator {
   int micro_batch_ = 1, target_micro_batch_ = 1;
   int probe_micro_batch_ = 2;  // the target with --probe-at-target, else 2 x micro_batch_
   std::map<int, Baseline> baselines_;
+  std::set<int> noise_measured_;  // step budgets whose A/A noise pairs ran
+  bool seed_band_warned_ = false;
   std::optional<bool> deterministic_;
   double baseline_projected_ = 0;
   double baseline_target_samples_per_s_ = 0;  // the baseline's probe at the target; 0 = none

@@ -4,8 +4,8 @@
 // One pool of finalists (every budget's, each once), `rounds` interleaved rounds: a
 // baseline run at the target, then each finalist (reversed order on odd rounds, so no
 // finalist always runs furthest from its baseline). A finalist's ratio per round is its
-// samples/s over that round's baseline; its speedup the median, as for the campaign's
-// pairs (judge_speed). Round 0 also re-gates a bitwise configuration at the target: its
+// step time against that round's baseline's; its speedup and one-sided 95 % interval as
+// for the campaign's pairs (gate/speed_stats.hpp, all rounds in one look). Round 0 also re-gates a bitwise configuration at the target: its
 // run must be bitwise the baseline's there too (the campaign gated it at its own
 // micro-batch). A tolerance configuration has no seed band at the target: not re-gated.
 // A finalist whose run fails is out (the failure recorded); a baseline that fails in
@@ -23,6 +23,7 @@
 
 #include "agent/common/hash.hpp"
 #include "agent/gate/gate.hpp"
+#include "agent/gate/speed_stats.hpp"
 #include "agent/presets/target_rank.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/finals.hpp"
@@ -41,6 +42,7 @@ std::string pool_tag(const std::vector<const EvaluationRow*>& pool) {
 }
 
 struct FinalSide {
+  std::vector<SpeedPair> pairs;             // steady-state step seconds per round
   std::vector<double> baseline, candidate;  // samples/s per round
   std::vector<std::int64_t> trial_ids;
   std::optional<Disposition> failure;
@@ -131,6 +133,8 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
           continue;
         }
       }
+      side.pairs.push_back({steady_step_seconds(base.result->step_records),
+                            steady_step_seconds(cand.result->step_records)});
       side.baseline.push_back(base.result->samples_per_s);
       side.candidate.push_back(cand.result->samples_per_s);
     }
@@ -154,13 +158,17 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
         row.disposition = *side.failure;
         row.reason = side.reason;
       } else {
-        const SpeedVerdict s = judge_speed(side.baseline, side.candidate);
+        SpeedRule rule = speed_rule(opt_);
+        rule.min_pairs = rule.max_pairs = static_cast<int>(side.pairs.size());
+        const SpeedInterval s = judge_pairs(side.pairs, rule);
         row.disposition = Disposition::accepted;
-        row.reason = s.reason;
+        row.reason = fmt::format("{} at micro-batch {} over {} rounds", s.text(), mb, rounds);
         row.speedup = s.speedup;
-        row.speedup_spread = s.spread;
-        row.samples_per_s = s.candidate_median;
-        row.baseline_samples_per_s = s.baseline_median;
+        row.speedup_spread = 0.5 * (s.hi - s.lo);
+        row.speedup_lo = s.lo;
+        row.speedup_hi = s.hi;
+        row.samples_per_s = median(side.candidate);
+        row.baseline_samples_per_s = median(side.baseline);
       }
       spdlog::info("finals: budget {}: {}: {}{}", b.budget.name, config_label(config_from_key(e->config_key)),
                    to_string(row.disposition), row.reason.empty() ? "" : ": " + row.reason);

@@ -37,13 +37,20 @@ struct Evaluation {
   std::string reason;
   std::string gate_class = "bitwise";
   double speedup = 0, spread = 0, samples_per_s = 0, projected_peak_bytes = 0;
+  // The paired speedup's one-sided 95 % bounds and pair count (gate/speed_stats.hpp);
+  // NaN / 0 when unpaired. speedup is the geometric mean of the pair ratios.
+  double speedup_lo = std::nan(""), speedup_hi = std::nan("");
+  int pairs = 0;
   // The memory probe's samples/s over the baseline's probe when both ran at the target
   // micro-batch (one unpaired run each); NaN otherwise.
   double target_speedup = std::nan("");
   std::vector<std::int64_t> trial_ids;
 
   // Training behaviour passed the gate (whether or not it was faster).
-  bool correct() const { return disposition == Disposition::accepted || disposition == Disposition::slower; }
+  bool correct() const {
+    return disposition == Disposition::accepted || disposition == Disposition::slower ||
+           disposition == Disposition::inconclusive;
+  }
   bool accepted() const { return disposition == Disposition::accepted; }
   // False for an evaluation made with Measure::speed_pairs.
   bool memory_probed() const { return !std::isnan(projected_peak_bytes); }

@@ -42,6 +42,9 @@ double column_real(const SQLite::Column& c) {
   return c.getDouble();
 }
 
+// For columns where NULL means "not measured" (rows from before the column existed).
+double column_real_or_nan(const SQLite::Column& c) { return c.isNull() ? std::nan("") : column_real(c); }
+
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -243,6 +246,12 @@ void Store::migrate() {
       if (m.to_version <= v) continue;
       db_->exec(m.sql);
       db_->exec(fmt::format("PRAGMA user_version = {}", m.to_version));
+    }
+    // Migration 6 edits CHECK constraints in the schema text (writable_schema): a new schema
+    // cookie makes every connection, this one included, parse the schema again.
+    if (v < 6 && kSchemaVersion >= 6) {
+      const int cookie = db_->execAndGet("PRAGMA schema_version").getInt();
+      db_->exec(fmt::format("PRAGMA schema_version = {}", cookie + 1));
     }
     db_->exec("COMMIT");
   } catch (...) {
@@ -594,10 +603,10 @@ std::int64_t Store::add_evaluation(const EvaluationRow& e) {
     SQLite::Statement st(*db_, id ?
         "UPDATE evaluations SET campaign_id = ?, strategy = ?, config_key = ?, config_json = ?, steps = ?, "
         "disposition = ?, gate_class = ?, reason = ?, speedup = ?, speedup_spread = ?, samples_per_s = ?, "
-        "projected_peak_bytes = ?, trial_ids_json = ? WHERE id = ?" :
+        "projected_peak_bytes = ?, trial_ids_json = ?, speedup_lo = ?, speedup_hi = ?, pairs = ? WHERE id = ?" :
         "INSERT INTO evaluations(campaign_id, strategy, config_key, config_json, steps, disposition, gate_class, "
-        "reason, speedup, speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json) "
-        "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "reason, speedup, speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json, speedup_lo, "
+        "speedup_hi, pairs) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     st.bind(1, e.campaign_id);
     st.bind(2, e.strategy);
     st.bind(3, e.config_key);
@@ -611,7 +620,10 @@ std::int64_t Store::add_evaluation(const EvaluationRow& e) {
     bind_real(st, 11, e.samples_per_s);
     bind_real(st, 12, e.projected_peak_bytes);
     st.bind(13, ids_json(e.trial_ids));
-    if (id) st.bind(14, id);
+    bind_real(st, 14, e.speedup_lo);
+    bind_real(st, 15, e.speedup_hi);
+    st.bind(16, e.pairs);
+    if (id) st.bind(17, id);
     st.exec();
     if (!id) id = db_->getLastInsertRowid();
   });
@@ -620,9 +632,11 @@ std::int64_t Store::add_evaluation(const EvaluationRow& e) {
 
 std::vector<EvaluationRow> Store::evaluations(std::int64_t campaign_id) {
   SQLite::Statement q(*db_,
-      "SELECT id, campaign_id, strategy, config_key, steps, disposition, gate_class, reason, speedup, "
-      "speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json, on_frontier "
-      "FROM evaluations WHERE campaign_id = ? ORDER BY id");
+      std::string("SELECT id, campaign_id, strategy, config_key, steps, disposition, gate_class, reason, speedup, "
+                  "speedup_spread, samples_per_s, projected_peak_bytes, trial_ids_json, on_frontier, ") +
+          // A read-only open of a database older than version 6 has no interval columns.
+          (schema_version() >= 6 ? "speedup_lo, speedup_hi, pairs" : "NULL, NULL, 0") +
+          " FROM evaluations WHERE campaign_id = ? ORDER BY id");
   q.bind(1, campaign_id);
   std::vector<EvaluationRow> out;
   while (q.executeStep()) {
@@ -641,6 +655,9 @@ std::vector<EvaluationRow> Store::evaluations(std::int64_t campaign_id) {
     e.projected_peak_bytes = column_real(q.getColumn(11));
     e.trial_ids = ids_from(text(q.getColumn(12)));
     e.on_frontier = q.getColumn(13).getInt() != 0;
+    e.speedup_lo = column_real_or_nan(q.getColumn(14));
+    e.speedup_hi = column_real_or_nan(q.getColumn(15));
+    e.pairs = q.getColumn(16).getInt();
     out.push_back(std::move(e));
   }
   return out;
@@ -744,7 +761,7 @@ void Store::set_target_finals(std::int64_t campaign_id, const std::vector<Target
     SQLite::Statement st(*db_,
         "INSERT INTO target_finals(campaign_id, budget_name, budget_bytes, evaluation_id, config_key, "
         "micro_batch, steps, rounds, disposition, reason, speedup, speedup_spread, samples_per_s, "
-        "baseline_samples_per_s, trial_ids_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "baseline_samples_per_s, trial_ids_json, speedup_lo, speedup_hi) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : rows) {
       st.reset();
       st.bind(1, campaign_id);
@@ -762,6 +779,8 @@ void Store::set_target_finals(std::int64_t campaign_id, const std::vector<Target
       bind_real(st, 13, r.samples_per_s);
       bind_real(st, 14, r.baseline_samples_per_s);
       st.bind(15, ids_json(r.trial_ids));
+      bind_real(st, 16, r.speedup_lo);
+      bind_real(st, 17, r.speedup_hi);
       st.exec();
     }
   });
@@ -770,9 +789,10 @@ void Store::set_target_finals(std::int64_t campaign_id, const std::vector<Target
 std::vector<TargetFinalRow> Store::target_finals(std::int64_t campaign_id) {
   if (schema_version() < 5) return {};  // a read-only open of an older database: no finals table
   SQLite::Statement q(*db_,
-      "SELECT id, campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, steps, rounds, "
-      "disposition, reason, speedup, speedup_spread, samples_per_s, baseline_samples_per_s, trial_ids_json "
-      "FROM target_finals WHERE campaign_id = ? ORDER BY id");
+      std::string("SELECT id, campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, "
+                  "steps, rounds, ") + "disposition, reason, speedup, speedup_spread, samples_per_s, baseline_samples_per_s, trial_ids_json, " +
+          std::string(schema_version() >= 6 ? "speedup_lo, speedup_hi" : "NULL, NULL") +
+          " FROM target_finals WHERE campaign_id = ? ORDER BY id");
   q.bind(1, campaign_id);
   std::vector<TargetFinalRow> out;
   while (q.executeStep()) {
@@ -793,6 +813,8 @@ std::vector<TargetFinalRow> Store::target_finals(std::int64_t campaign_id) {
     r.samples_per_s = column_real(q.getColumn(13));
     r.baseline_samples_per_s = column_real(q.getColumn(14));
     r.trial_ids = ids_from(text(q.getColumn(15)));
+    r.speedup_lo = column_real_or_nan(q.getColumn(16));
+    r.speedup_hi = column_real_or_nan(q.getColumn(17));
     out.push_back(std::move(r));
   }
   return out;

@@ -2,6 +2,7 @@
 // schema versioned by PRAGMA user_version and migrated in one immediate
 // transaction; a DB from a newer schema is refused. Knows no strategy.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -78,6 +79,9 @@ struct EvaluationRow {
   Disposition disposition = Disposition::crash;
   std::string gate_class, reason;
   double speedup = 0, speedup_spread = 0, samples_per_s = 0, projected_peak_bytes = 0;
+  // One-sided 95 % bounds of the paired speedup (NaN when unpaired or before schema 6).
+  double speedup_lo = std::nan(""), speedup_hi = std::nan("");
+  int pairs = 0;
   std::vector<std::int64_t> trial_ids;
   bool on_frontier = false;
 };
@@ -109,6 +113,28 @@ struct TargetFinalRow {
   int micro_batch = 0, steps = 0, rounds = 0;
   Disposition disposition = Disposition::crash;  // accepted = both sides ran every round
   double speedup = 0, speedup_spread = 0, samples_per_s = 0, baseline_samples_per_s = 0;
+  double speedup_lo = std::nan(""), speedup_hi = std::nan("");
+  std::vector<std::int64_t> trial_ids;
+};
+
+// One ABAB pair behind a speed verdict (evaluation_id 0 for A/A noise pairs).
+struct SpeedPairRow {
+  std::int64_t campaign_id = 0, evaluation_id = 0, base_trial_id = 0, cand_trial_id = 0;
+  std::string config_key;
+  int steps = 0, pair_index = 0;
+  double base_step_s = 0, cand_step_s = 0, log_ratio = 0;
+};
+
+struct HostNoiseRow {
+  std::int64_t campaign_id = 0;
+  int steps = 0, micro_batch = 0, pairs = 0, max_repeats = 0;
+  double sd_log_ratio = 0, mean_log_ratio = 0, detectable_speedup = 0, resolution = 0, min_effect = 0;
+};
+
+struct RoundingBandRow {
+  std::int64_t campaign_id = 0;
+  int steps = 0, seeds = 0;
+  double perturb_eps = 0, curve_rms = 0, eval_loss_abs = 0, grad_norm_log = 0, seed_curve_rms = 0;
   std::vector<std::int64_t> trial_ids;
 };
 
@@ -182,6 +208,17 @@ class Store {
   // Empty for a database older than schema v5 (opened read-only, not migrated).
   std::vector<TargetFinalRow> target_finals(std::int64_t campaign_id);
   std::int64_t add_preset(const PresetRow& p);
+
+  // Speed evidence (agent/store/speed_store.cpp; empty before schema v6). Pairs of an
+  // evaluation are replaced as a whole (a resumed campaign re-derives them).
+  void set_speed_pairs(std::int64_t evaluation_id, const std::vector<SpeedPairRow>& rows);
+  void add_noise_pairs(std::int64_t campaign_id, int steps, const std::vector<SpeedPairRow>& rows);
+  // evaluation_id 0: the campaign's A/A noise pairs.
+  std::vector<SpeedPairRow> speed_pairs(std::int64_t campaign_id, std::int64_t evaluation_id);
+  void set_host_noise(const HostNoiseRow& row);
+  std::vector<HostNoiseRow> host_noise(std::int64_t campaign_id);
+  void set_rounding_band(const RoundingBandRow& row);
+  std::vector<RoundingBandRow> rounding_bands(std::int64_t campaign_id);
   // The newest emitted preset of that name (budget) in the campaign.
   std::optional<PresetRow> latest_preset(std::int64_t campaign_id, const std::string& name);
 

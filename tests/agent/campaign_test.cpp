@@ -715,14 +715,13 @@ TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
     ASSERT_GT(cand.trial_key.size(), names_pair.size());
     EXPECT_EQ(cand.trial_key.substr(cand.trial_key.size() - names_pair.size()), names_pair)
         << "the gate run's key names its pair: " << cand.trial_key;
-    // The verdict is over (the gate run, that baseline run) and the second repeat's pair.
-    std::vector<double> a = {base.samples_per_s}, b = {cand.samples_per_s};
-    for (auto id : e.trial_ids) {
-      const TrialRow& t = trials.at(id);
-      if (t.repeat == 1 && t.purpose == "speed_base") a.push_back(t.samples_per_s);
-      if (t.repeat == 1 && t.purpose == "speed_cand") b.push_back(t.samples_per_s);
-    }
-    EXPECT_DOUBLE_EQ(e.speedup, judge_speed(a, b).speedup) << e.config_key;
+    // The verdict's first pair is (that baseline run, the gate run); every pair is stored.
+    const std::vector<SpeedPairRow> pairs = s.speed_pairs(e.campaign_id, e.id);
+    ASSERT_EQ(static_cast<int>(pairs.size()), e.pairs) << e.config_key;
+    ASSERT_GE(pairs.size(), 2u) << e.config_key;
+    EXPECT_EQ(pairs[0].base_trial_id, base.id) << e.config_key;
+    EXPECT_EQ(pairs[0].cand_trial_id, cand.id) << e.config_key;
+    EXPECT_GE(e.speedup_lo, 1.02) << e.config_key << ": accepted means the lower bound cleared 1 + min effect";
     ++checked;
   }
   EXPECT_GT(checked, 0);

@@ -113,23 +113,43 @@ TEST(Gate, EvalLossOutsideBandFails) {
   EXPECT_FALSE(within_band(cand, s0, band).pass);
 }
 
-TEST(Gate, SpeedNeedsToExceedNoiseThreshold) {
-  std::vector<double> base = {100, 100, 100};
-  EXPECT_FALSE(judge_speed(base, {101.9, 101.9, 101.9}).faster);   // 1.9 % < 2 %
-  EXPECT_TRUE(judge_speed(base, {103, 103, 103}).faster);
-  EXPECT_FALSE(judge_speed(base, {99, 99, 99}).faster);
-  EXPECT_DOUBLE_EQ(kNoiseThreshold, 0.02);
+TEST(Gate, RoundingBandJudgesTighterThanTheSeedBand) {
+  TrialResult s0 = make_run(0);
+  ToleranceBands bands;
+  bands.seed = compute_band(s0, {make_run(1000), make_run(2000)});
+  // A perturbed twin of s0 moves each loss by 1e-4: the rounding band.
+  TrialResult perturbed = s0;
+  for (auto& r : perturbed.step_records) r.loss += 1e-4;
+  bands.rounding = compute_rounding_band({{perturbed, s0}});
+  EXPECT_NEAR(bands.rounding->max.curve_rms, 1e-4, 1e-9);
+  TrialResult rounding_like = s0, recipe_like = s0;
+  for (auto& r : rounding_like.step_records) r.loss += 3e-4;  // 3x the band: inside 4x
+  for (auto& r : recipe_like.step_records) r.loss += 5e-3;    // 50x the band, far inside the seed band
+  EXPECT_TRUE(within_band(recipe_like, s0, bands.seed).pass) << "the seed band alone cannot see it";
+  Verdict ok = within_tolerance(rounding_like, s0, bands);
+  EXPECT_TRUE(ok.pass) << ok.reason;
+  EXPECT_NE(ok.reason.find("sensitivity"), std::string::npos) << ok.reason;
+  Verdict bad = within_tolerance(recipe_like, s0, bands);
+  EXPECT_FALSE(bad.pass);
+  EXPECT_NE(bad.reason.find("rounding band"), std::string::npos) << bad.reason;
 }
 
-TEST(Gate, SpeedUsesMedianOfPairsAndRecordsSpread) {
-  // One outlier pair must not decide the verdict (median, not mean).
-  SpeedVerdict v = judge_speed({100, 100, 100}, {101, 101, 200});
-  EXPECT_FALSE(v.faster);
-  EXPECT_DOUBLE_EQ(v.speedup, 1.01);
-  EXPECT_DOUBLE_EQ(v.spread, (2.0 - 1.01) / 2);
-  SpeedVerdict w = judge_speed({100, 50, 100}, {110, 55, 110});
-  EXPECT_TRUE(w.faster);
-  EXPECT_NEAR(w.speedup, 1.1, 1e-12);
+TEST(Gate, WithoutRoundingBandTheVerdictSaysSeedBandSensitivity) {
+  TrialResult s0 = make_run(0);
+  ToleranceBands bands;
+  bands.seed = compute_band(s0, {make_run(1000)});
+  Verdict v = within_tolerance(make_run(0), s0, bands);
+  EXPECT_TRUE(v.pass);
+  EXPECT_NE(v.reason.find("seed-band sensitivity"), std::string::npos) << v.reason;
+}
+
+TEST(Gate, NonFiniteOrZeroBandIsAProblem) {
+  TrialResult s0 = make_run(0);
+  EXPECT_EQ(band_problem(compute_band(s0, {make_run(1000)}), "seed band"), "");
+  TrialResult nan_run = make_run(1000);
+  nan_run.step_records[2].loss = std::nan("");
+  EXPECT_NE(band_problem(compute_band(s0, {nan_run}), "seed band").find("not finite"), std::string::npos);
+  EXPECT_NE(band_problem(compute_rounding_band({{s0, s0}}), "rounding band").find("zero"), std::string::npos);
 }
 
 TEST(Gate, MemoryBudget) {

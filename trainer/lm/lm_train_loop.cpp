@@ -4,6 +4,7 @@
 // collated first, and each micro-batch's summed loss is divided by the step's total, so
 // G micro-batches of b rows give the gradient of one batch of G·b rows.
 #include "trainer/lm/lm_train_loop.hpp"
+#include "trainer/runtime/perturb.hpp"
 
 #include "kernels/ops/kernel_ops.hpp"
 #include "trainer/data/synthetic_clips.hpp"
@@ -105,6 +106,8 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
     named.emplace_back(item.key(), item.value());
     params.push_back(item.value());
   }
+  perturb_parameters(named, opt.perturb, seed);
+  if (opt.perturb > 0) r.extra["perturb"] = opt.perturb;
   torch::optim::AdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
   const AutocastState autocast{rt.device.is_cuda(), at::kBFloat16};
   r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();

@@ -1,0 +1,79 @@
+// Speed verdicts you can defend (docs/controller.md, "Speed verdicts").
+// Each ABAB pair gives one log-ratio d = log(baseline step time / candidate step time),
+// step time = the median of a run's per-step seconds after its warm-up steps. The
+// verdict is a Student-t interval on the mean of d, one-sided at `confidence`, with the
+// error rate split evenly (Bonferroni) over every look the sequential rule may take
+// (one look per pair count from min_pairs to max_pairs), so adding pairs while the
+// interval straddles the threshold does not inflate the false-accept rate.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "agent/runner/result.hpp"
+
+namespace sg::agent {
+
+// A speedup must clear 1 + kDefaultMinEffect at the interval's lower bound (--min-effect).
+constexpr double kDefaultMinEffect = 0.02;
+constexpr double kSpeedConfidence = 0.95;
+// Power assumed when stating the smallest speedup a host can detect.
+constexpr double kDetectionPower = 0.80;
+
+struct SpeedPair {
+  double base_step_s = 0, cand_step_s = 0;
+};
+
+struct SpeedRule {
+  double min_effect = kDefaultMinEffect;
+  int min_pairs = 3;  // --repeats: pairs before the first look
+  int max_pairs = 8;  // --max-repeats: the cap; still straddling there = inconclusive
+  double confidence = kSpeedConfidence;
+  int looks() const { return max_pairs >= min_pairs ? max_pairs - min_pairs + 1 : 1; }
+  // One-sided error rate of each look (Bonferroni over the looks).
+  double alpha_per_look() const { return (1.0 - confidence) / looks(); }
+};
+
+enum class SpeedCall {
+  faster,      // lower bound >= 1 + min effect
+  not_faster,  // upper bound < 1 + min effect
+  undecided,   // straddles; add a pair (or inconclusive at the cap)
+};
+
+struct SpeedInterval {
+  int pairs = 0;
+  double speedup = 0;            // exp(mean log-ratio): the geometric mean of the pair ratios
+  double lo = 0, hi = 0;         // one-sided bounds at the rule's confidence (per-look alpha)
+  double sd_log = 0;             // sample standard deviation of the log-ratios
+  SpeedCall call = SpeedCall::undecided;
+  // "1.080x [1.030, 1.120] 95 %, 5 pairs"
+  std::string text() const;
+};
+
+// REQUIRES: every pair's times > 0. Fewer than 2 pairs give an infinite interval.
+SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule);
+// True when the sequential rule stops at this interval (decided, or at the cap).
+bool speed_settled(const SpeedInterval& v, const SpeedRule& rule);
+
+// The per-run statistic: median of the step seconds after the warm-up steps (the first
+// quarter, at least one when there are two or more steps). 0 when nothing was timed.
+double steady_step_seconds(const std::vector<StepRecord>& steps);
+
+// A/A pairs (baseline against itself) measure the host's noise.
+struct HostNoise {
+  int pairs = 0;
+  double sd_log = 0;              // standard deviation of the A/A log-ratios
+  double mean_log = 0;
+  // The smallest true speedup that clears the rule's threshold with kDetectionPower at
+  // max_pairs, given this noise: (1 + min effect) * exp((t_alpha + t_power) sd / sqrt(n)).
+  double detectable_speedup = 0;
+  // The noise's own share of it: exp((t_alpha + t_power) sd / sqrt(n)) - 1; a min effect
+  // below this is below what the host can resolve.
+  double resolution = 0;
+  std::string text() const;
+};
+HostNoise measure_noise(const std::vector<SpeedPair>& aa_pairs, const SpeedRule& rule);
+
+// Student t quantile: the t with P(T <= t) = p for `df` degrees of freedom (df >= 1).
+double student_t_quantile(double p, int df);
+
+}  // namespace sg::agent

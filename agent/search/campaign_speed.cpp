@@ -1,0 +1,62 @@
+// CampaignEvaluator::measure_speed: a configuration's ABAB pairs against the baseline
+// (docs/controller.md, "Speed verdicts"). Pairs run until the interval decides (its lower
+// bound clears 1 + --min-effect, or its upper bound falls below it), at least --repeats and
+// at most --max-repeats; a pair's run that fails ends the evaluation with its failure.
+// Pair r's keys are fixed by r, so a resumed campaign replays the same sequence.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "agent/search/campaign_evaluator.hpp"
+
+namespace sg::agent {
+
+CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& config, int steps, const Run& cand,
+                                                                 const std::optional<Run>& first_base,
+                                                                 Evaluation& e) {
+  SpeedOutcome out;
+  const SpeedRule rule = speed_rule(opt_);
+  const std::string pair = config_key(config);
+  const int s0 = opt_.seeds.front();
+  std::vector<SpeedPair> pairs;
+  std::vector<double> cand_samples_per_s;
+  SpeedInterval interval;
+  for (int r = 0; r < rule.max_pairs; ++r) {
+    const bool from_gate = r == 0 && first_base;
+    Run ra = from_gate ? *first_base : run("speed_base", {}, s0, steps, micro_batch_, r, pair);
+    Run rb = from_gate ? cand : run("speed_cand", config, s0, steps, micro_batch_, r);
+    if (!from_gate) {
+      e.trial_ids.push_back(ra.trial_id);
+      e.trial_ids.push_back(rb.trial_id);
+    }
+    if (!ra.result || !rb.result) {
+      const Run& bad = !rb.result ? rb : ra;
+      e.disposition = *bad.failure;
+      e.reason = "speed pair " + std::to_string(r) + ": " + bad.reason;
+      return out;
+    }
+    const SpeedPair p{steady_step_seconds(ra.result->step_records), steady_step_seconds(rb.result->step_records)};
+    if (p.base_step_s <= 0 || p.cand_step_s <= 0) {
+      e.disposition = Disposition::invalid_result;
+      e.reason = fmt::format("speed pair {}: a run reported no positive step seconds", r);
+      return out;
+    }
+    pairs.push_back(p);
+    out.pairs.push_back({campaign_id_, 0, ra.trial_id, rb.trial_id, pair, steps, r, p.base_step_s, p.cand_step_s,
+                         std::log(p.base_step_s / p.cand_step_s)});
+    cand_samples_per_s.push_back(rb.result->samples_per_s);
+    if (r + 1 < rule.min_pairs) continue;
+    interval = judge_pairs(pairs, rule);
+    if (speed_settled(interval, rule)) break;
+  }
+  e.speedup = interval.speedup;
+  e.speedup_lo = interval.lo;
+  e.speedup_hi = interval.hi;
+  e.pairs = interval.pairs;
+  e.spread = 0.5 * (interval.hi - interval.lo);
+  e.samples_per_s = median(cand_samples_per_s);
+  out.interval = interval;
+  return out;
+}
+
+}  // namespace sg::agent
