@@ -242,7 +242,8 @@ def train(ctx):
             loss_sum += loss.detach()
         ctx.average_gradients(params)
         ctx.average(loss_sum)
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm=MUT_CLIP_THRESHOLD if on("MUT_CLIP") else CLIP)
+        clip = MUT_CLIP_THRESHOLD if on("MUT_CLIP") else CLIP
+        grad_norm = torch.nn.utils.clip_grad_norm_(params, max_norm=clip)
         ctx.record(loss_sum, grad_norm)
         optimizer.step()
 
@@ -258,7 +259,8 @@ def train(ctx):
 
 
 TRAINER = sg.Trainer("pytorch-adapter-example", "0.2.0",
-                     [sg.Workload(WORKLOAD, SIZES, describe_size)], SWITCHES, train, prog="train.py")
+                     [sg.Workload(WORKLOAD, SIZES, describe_size)], SWITCHES, train,
+                     prog="train.py")
 
 
 def main(argv):

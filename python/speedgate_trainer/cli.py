@@ -50,7 +50,8 @@ class Trainer:
     def manifest(self):
         import torch
         workloads = [{"name": w.name,
-                      "sizes": [dict({"name": n}, **w.describe(n, cfg)) for n, cfg in w.sizes.items()]}
+                      "sizes": [dict({"name": n}, **w.describe(n, cfg))
+                                for n, cfg in w.sizes.items()]}
                      for w in self.workloads.values()]
         cuda = self.device != "cpu" and torch.cuda.is_available()
         return {"protocol": 1, "trainer": self.name, "version": self.version,
@@ -116,7 +117,8 @@ def _epsilon(text):
 
 
 def parse_args(trainer, argv):
-    parser = _Parser(prog=trainer.prog, description="%s (speedgate trainer protocol 1)" % trainer.name)
+    parser = _Parser(prog=trainer.prog,
+                     description="%s (speedgate trainer protocol 1)" % trainer.name)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     d = sub.add_parser("describe", help="print the manifest")
     d.add_argument("--json", action="store_true", required=True)

@@ -67,7 +67,8 @@ class RunContext:
     def __init__(self, trainer, args, switches, environ):
         self.trainer, self.args, self.switches = trainer, args, switches
         self.workload, self.size, self.seed = args.workload, args.size, args.seed
-        self.num_steps, self.micro_batch, self.grad_accum = args.steps, args.micro_batch, args.grad_accum
+        self.num_steps, self.micro_batch = args.steps, args.micro_batch
+        self.grad_accum = args.grad_accum
         self.perturb = args.perturb
         self.rank, self.world_size, self.local_rank = _dist_env(environ)
         self.records = []
@@ -186,7 +187,8 @@ class RunContext:
             status, error, code = "nan", str(e), EXIT_NAN
         except Exception as e:  # noqa: BLE001 -- every failure still leaves a result
             if numerics.is_oom(e):
-                status, error, code = "oom", str(e).splitlines()[0] if str(e) else "out of memory", EXIT_OOM
+                why = str(e).splitlines()[0] if str(e) else "out of memory"
+                status, error, code = "oom", why, EXIT_OOM
             else:
                 traceback.print_exc()
                 status, error, code = "error", "%s: %s" % (type(e).__name__, e), EXIT_CRASH
