@@ -15,6 +15,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libjs-chart.js
   python3-torch
+  # python/tests: schemas/ also checked by the jsonschema package (a stdlib subset otherwise)
+  python3-jsonschema
   # dashboard tests: promtool + a real Prometheus server, headless Chromium
   prometheus chromium
   # Slurm executor tests: a real single-node cluster (scripts/slurm/start-local-slurm.sh)

@@ -27,7 +27,8 @@ PROTOCOL_RESULT_KEYS = {
     "protocol", "status", "error", "workload", "size", "seed", "steps", "micro_batch",
     "grad_accum", "world_size", "switches", "step_records", "param_digest",
     "optimizer_digest", "eval_loss", "eval_loss_bits", "samples_per_s", "tokens_per_s",
-    "steady_state_steps", "model_flops_per_step", "memory", "fingerprint", "extra"}
+    "steady_state_steps", "model_flops_per_step", "memory", "fingerprint", "extra",
+    "perturb", "rank_param_digests"}
 HEX32 = re.compile(r"[0-9a-f]{8}")
 
 
@@ -95,7 +96,7 @@ class AdapterTest(unittest.TestCase):
             self.assertGreater(s["model_flops_per_sample"], 0)
             self.assertGreater(s["default_micro_batch"], 0)
         names = [s["name"] for s in m["switches"]]
-        self.assertEqual(names, [s["name"] for s in train.SWITCHES])
+        self.assertEqual(names, [s.name for s in train.SWITCHES])
         self.assertGreaterEqual(len(names), 3)
         for s in m["switches"]:
             self.assertEqual(s["env"], "SG_" + s["name"])
@@ -123,12 +124,12 @@ class AdapterTest(unittest.TestCase):
         for i, rec in enumerate(r["step_records"]):
             self.assertEqual(rec["step"], i)
             self.assertRegex(rec["loss_bits"], HEX32)
-            self.assertEqual(rec["loss_bits"], train.f32_bits(rec["loss"]))
-            self.assertEqual(rec["grad_norm_bits"], train.f32_bits(rec["grad_norm"]))
+            self.assertEqual(rec["loss_bits"], train.sg.f32_bits(rec["loss"]))
+            self.assertEqual(rec["grad_norm_bits"], train.sg.f32_bits(rec["grad_norm"]))
         self.assertRegex(r["param_digest"], r"^[0-9a-f]{64}$")
         self.assertEqual(r["steady_state_steps"], self.STEPS - 2)
         self.assertGreater(r["samples_per_s"], 0)
-        self.assertEqual(r["switches"], {"SG_" + s["name"]: s["default"] for s in train.SWITCHES})
+        self.assertEqual(r["switches"], {s.env: s.default for s in train.SWITCHES})
         mem = r["memory"]
         self.assertEqual(len(mem["peak_allocated_bytes"]), 1)
         self.assertEqual(sum(mem["breakdown"].values()), mem["peak_allocated_bytes"][0])
@@ -151,13 +152,13 @@ class AdapterTest(unittest.TestCase):
     def test_bitwise_switches_match_default(self):
         base = self.train("base")
         for spec in train.SWITCHES:
-            if spec["identity"] != "bitwise":
+            if spec.identity != "bitwise":
                 continue
-            for value in spec["values"]:
-                if value == spec["default"]:
+            for value in spec.values:
+                if value == spec.default:
                     continue
-                switches = {"SG_" + spec["name"]: value}
-                for req in spec["requires"]:          # satisfy requires
+                switches = {spec.env: value}
+                for req in spec.requires:          # satisfy requires
                     dep, _, need = req.partition("=")
                     switches["SG_" + dep] = need
                 with self.subTest(switches=switches):
@@ -172,10 +173,10 @@ class AdapterTest(unittest.TestCase):
         band = max(abs(x["loss"] - y["loss"]) for x, y in
                    zip(base["step_records"], other_seed["step_records"]))
         for spec in train.SWITCHES:
-            if spec["identity"] != "tolerance":
+            if spec.identity != "tolerance":
                 continue
-            r = self.train("tol", **{"SG_" + spec["name"]: "1"})
-            with self.subTest(switch=spec["name"]):
+            r = self.train("tol", **{spec.env: "1"})
+            with self.subTest(switch=spec.name):
                 self.assertEqual(r["status"], "ok")
                 dev = 0.0
                 for x, y in zip(base["step_records"], r["step_records"]):
@@ -319,6 +320,76 @@ class AdapterTest(unittest.TestCase):
         code, r = self.run_in_process("Dataset", type("OomData", (train.Dataset,), {"batch": no_memory}))
         self.assertEqual(code, 3)
         self.assertEqual(r["status"], "oom")
+
+    # -- --perturb -------------------------------------------------------------------
+    def test_perturb_zero_is_bitwise_and_nonzero_moves_training(self):
+        base = self.train("base")
+        self.assertBitwise(base, self.train("p0", extra=["--perturb", "0"]), "--perturb 0")
+        moved = self.train("p8", extra=["--perturb", "0.00390625"])
+        self.assertEqual(moved["perturb"], 0.00390625)
+        self.assertNotEqual(base["param_digest"], moved["param_digest"])
+        dev = max(abs(x["loss"] - y["loss"]) for x, y in zip(base["step_records"], moved["step_records"]))
+        self.assertGreater(dev, 0.0)
+        self.assertLess(dev, 0.05)
+
+    def test_manifest_declares_perturb_and_hides_mutants(self):
+        m = json.loads(self.invoke(["describe", "--json"]).stdout)
+        self.assertEqual(m["capabilities"], ["perturb"])
+        names = {s["name"] for s in m["switches"]}
+        self.assertFalse(names & {s.name for s in train.MUTANTS}, "test-only switches leaked")
+        self.assertExit2(self.invoke(self.run_args(), clean_env(SG_NOOP_A="1")), "SG_NOOP_A")
+
+
+class MutantsTest(unittest.TestCase):
+    """The test-only switches of SPEEDGATE_ADAPTER_MUTANTS=1 do what the gate's mutation
+    suite assumes: no-ops and SKIP_REDUNDANT are bitwise, the rounding switches stay close,
+    and every recipe mutant changes training."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="sg_mutants_test_")
+        cls.runs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def run_with(self, switch=None):
+        if switch in self.runs:
+            return self.runs[switch]
+        result = os.path.join(self.tmp, "%s.json" % switch)
+        env = clean_env(SPEEDGATE_ADAPTER_MUTANTS="1", **({"SG_" + switch: "1"} if switch else {}))
+        proc = subprocess.run([sys.executable, TRAIN, "run", "--workload", "cnn", "--size", "tiny",
+                               "--steps", "4", "--seed", "0", "--micro-batch", "8", "--grad-accum",
+                               "1", "--threads", "1", "--result", result], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(result, encoding="utf-8") as f:
+            self.runs[switch] = json.load(f)
+        return self.runs[switch]
+
+    def test_manifest_lists_mutants_only_on_request(self):
+        proc = subprocess.run([sys.executable, TRAIN, "describe", "--json"], text=True,
+                              env=clean_env(SPEEDGATE_ADAPTER_MUTANTS="1"), stdout=subprocess.PIPE)
+        names = [s["name"] for s in json.loads(proc.stdout)["switches"]]
+        self.assertEqual(names[-len(train.MUTANTS):], [s.name for s in train.MUTANTS])
+
+    def test_classes(self):
+        base = self.run_with()
+        for spec in train.MUTANTS:
+            r = self.run_with(spec.name)
+            same = [(x["loss_bits"], x["grad_norm_bits"]) for x in r["step_records"]] == \
+                [(x["loss_bits"], x["grad_norm_bits"]) for x in base["step_records"]] and \
+                r["param_digest"] == base["param_digest"]
+            dev = max(abs(x["loss"] - y["loss"]) for x, y in zip(base["step_records"], r["step_records"]))
+            with self.subTest(switch=spec.name):
+                if spec.identity == "bitwise":
+                    self.assertTrue(same)
+                elif spec.name.startswith("ROUND_"):
+                    self.assertFalse(same)
+                    self.assertLess(dev, 5e-3)
+                else:
+                    self.assertFalse(same)
 
 
 if __name__ == "__main__":
