@@ -36,7 +36,7 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--seeds", o.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
   app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats before the first verdict (>= 2)")
+  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats before the first verdict (an interval needs two)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--max-repeats", o.max_repeats,
                   "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")

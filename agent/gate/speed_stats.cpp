@@ -70,10 +70,14 @@ double student_t_quantile(double p, int df) {
   return 0.5 * (lo + hi);
 }
 
-std::string SpeedInterval::text() const {
+std::string speed_text(double speedup, double lo, double hi, int pairs) {
+  if (std::isnan(speedup)) return "not paired";
+  if (std::isnan(lo) || std::isnan(hi) || pairs <= 0) return fmt::format("{:.3f}x (no interval)", speedup);
   const auto bound = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : std::string("inf"); };
   return fmt::format("{:.3f}x [{}, {}] 95 %, {} pair{}", speedup, bound(lo), bound(hi), pairs, pairs == 1 ? "" : "s");
 }
+
+std::string SpeedInterval::text() const { return speed_text(speedup, lo, hi, pairs); }
 
 SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule) {
   SpeedInterval v;
@@ -109,6 +113,22 @@ SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& 
 
 bool speed_settled(const SpeedInterval& v, const SpeedRule& rule) {
   return v.call != SpeedCall::undecided || v.pairs >= rule.max_pairs;
+}
+
+bool speed_stops(const std::vector<SpeedPair>& so_far, const SpeedRule& rule, SpeedInterval* out) {
+  if (static_cast<int>(so_far.size()) < rule.min_pairs) return false;
+  *out = judge_pairs(so_far, rule);
+  return speed_settled(*out, rule);
+}
+
+SpeedInterval replay_speed(const std::vector<SpeedPair>& recorded, const SpeedRule& rule) {
+  std::vector<SpeedPair> so_far;
+  SpeedInterval v;
+  for (const auto& p : recorded) {
+    so_far.push_back(p);
+    if (speed_stops(so_far, rule, &v)) return v;
+  }
+  return judge_pairs(so_far, rule);
 }
 
 double steady_step_seconds(const std::vector<StepRecord>& steps) {

@@ -49,10 +49,20 @@ struct SpeedInterval {
   std::string text() const;
 };
 
+// "1.080x [1.030, 1.120] 95 %, 5 pairs"; without bounds (NaN: unpaired, or a row from before
+// intervals were stored) "1.080x (no interval)".
+std::string speed_text(double speedup, double lo, double hi, int pairs);
+
 // REQUIRES: every pair's times > 0. Fewer than 2 pairs give an infinite interval.
 SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule);
 // True when the sequential rule stops at this interval (decided, or at the cap).
 bool speed_settled(const SpeedInterval& v, const SpeedRule& rule);
+// The sequential rule after each new pair: false while fewer than min_pairs ran or the
+// interval straddles below the cap; true with the verdict's interval in *out otherwise.
+bool speed_stops(const std::vector<SpeedPair>& so_far, const SpeedRule& rule, SpeedInterval* out);
+// The verdict the sequential rule reaches on recorded pairs, taken in order (a replay of
+// what a campaign would have run); the interval of all of them if it never stops.
+SpeedInterval replay_speed(const std::vector<SpeedPair>& recorded, const SpeedRule& rule);
 
 // The per-run statistic: median of the step seconds after the warm-up steps (the first
 // quarter, at least one when there are two or more steps). 0 when nothing was timed.

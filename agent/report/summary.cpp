@@ -43,7 +43,8 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
               {"steps", e.steps}, {"strategy", e.strategy}, {"disposition", std::string(to_string(e.disposition))},
               {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
               {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", std::isnan(e.projected_peak_bytes) ? json(nullptr) : json(e.projected_peak_bytes)},  // null: not probed
-              {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids}};
+              {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids},
+              {"speedup_lo", e.speedup_lo}, {"speedup_hi", e.speedup_hi}, {"pairs", e.pairs}};
     eval_disp[std::string(to_string(e.disposition))]++;
     if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
     if (e.on_frontier) frontier.push_back(j);
@@ -54,6 +55,19 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
     evals.push_back(std::move(j));
   }
   s["evaluations"] = evals;
+  json noise = json::array(), bands = json::array();
+  for (const auto& n : store.host_noise(camp->id)) {
+    noise.push_back({{"steps", n.steps}, {"micro_batch", n.micro_batch}, {"pairs", n.pairs},
+                     {"sd_log_ratio", n.sd_log_ratio}, {"detectable_speedup", n.detectable_speedup},
+                     {"resolution", n.resolution}, {"min_effect", n.min_effect}, {"max_repeats", n.max_repeats}});
+  }
+  for (const auto& b : store.rounding_bands(camp->id)) {
+    bands.push_back({{"steps", b.steps}, {"perturb_eps", b.perturb_eps}, {"seeds", b.seeds},
+                     {"curve_rms", b.curve_rms}, {"eval_loss_abs", b.eval_loss_abs},
+                     {"grad_norm_log", b.grad_norm_log}, {"seed_curve_rms", b.seed_curve_rms}});
+  }
+  s["host_noise"] = noise;
+  s["rounding_bands"] = bands;
   s["evaluations_by_disposition"] = eval_disp;
   s["frontier"] = frontier;
   s["best"] = best;
@@ -77,7 +91,8 @@ json campaign_finals(Store& store, std::int64_t campaign_id) {
     finals.push_back({{"budget", f.budget_name}, {"config_key", f.config_key}, {"evaluation_id", f.evaluation_id},
                       {"micro_batch", f.micro_batch}, {"steps", f.steps}, {"rounds", f.rounds},
                       {"disposition", std::string(to_string(f.disposition))}, {"speedup", f.speedup},
-                      {"spread", f.speedup_spread}, {"samples_per_s", f.samples_per_s},
+                      {"spread", f.speedup_spread}, {"speedup_lo", f.speedup_lo},
+                      {"speedup_hi", f.speedup_hi}, {"samples_per_s", f.samples_per_s},
                       {"baseline_samples_per_s", f.baseline_samples_per_s}, {"reason", f.reason},
                       {"trial_ids", f.trial_ids}});
   }

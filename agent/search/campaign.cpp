@@ -51,7 +51,7 @@ void CampaignOptions::validate() const {
   need(screen_steps >= 1 && screen_steps <= steps, "--screen-steps must be in 1..--steps");
   need(!seeds.empty(), "--seeds needs at least one seed");
   need(threads >= 1, "--threads must be >= 1");
-  need(repeats >= 2, "--repeats must be >= 2 (an interval needs two pairs)");
+  need(repeats >= 1, "--repeats must be >= 1");
   need(max_repeats >= repeats && max_repeats <= 64, "--max-repeats must be in --repeats..64");
   need(std::isfinite(min_effect) && min_effect >= 0 && min_effect < 1, "--min-effect must be in [0, 1)");
   need(noise_pairs == 0 || (noise_pairs >= 2 && noise_pairs <= 64), "--noise-pairs must be 0 or 2..64");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/common/units.hpp"
+#include "agent/gate/gate.hpp"
 #include "agent/gate/speed_stats.hpp"
 #include "agent/manifest/manifest.hpp"
 #include "agent/runner/executor.hpp"
@@ -34,13 +35,13 @@ struct CampaignOptions {
   int threads = 2;
   int repeats = 3;             // ABAB pairs before the first speed verdict (--repeats)
   int max_repeats = 8;         // pairs at most while the interval straddles (--max-repeats)
-  double min_effect = 0.02;    // a speedup's lower bound must clear 1 + this (--min-effect)
+  double min_effect = kDefaultMinEffect;  // the speedup's lower bound must clear 1 + this
   int noise_pairs = 4;         // A/A baseline pairs measuring the host's noise; 0 = none
   // Tolerance class: the rounding band's relative perturbation (--perturb-eps; 0 = judge by
   // the seed band alone), its allowed multiple, and the confirmation horizon (x --steps).
-  double perturb_eps = 1.0 / 256;
-  double rounding_factor = 4.0;
-  int horizon_factor = 4;
+  double perturb_eps = kDefaultPerturbEps;
+  double rounding_factor = kRoundingBandFactor;
+  int horizon_factor = kDefaultHorizonFactor;
   int prune_rounds = 0;        // rounds of drops strategy "prune" may take; 0 = until none is
   double band_factor = 2.0;
   int budget_trials = 0;       // 0 = unlimited

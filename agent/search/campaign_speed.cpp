@@ -45,9 +45,7 @@ CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& c
     out.pairs.push_back({campaign_id_, 0, ra.trial_id, rb.trial_id, pair, steps, r, p.base_step_s, p.cand_step_s,
                          std::log(p.base_step_s / p.cand_step_s)});
     cand_samples_per_s.push_back(rb.result->samples_per_s);
-    if (r + 1 < rule.min_pairs) continue;
-    interval = judge_pairs(pairs, rule);
-    if (speed_settled(interval, rule)) break;
+    if (speed_stops(pairs, rule, &interval)) break;
   }
   e.speedup = interval.speedup;
   e.speedup_lo = interval.lo;

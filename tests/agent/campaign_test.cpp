@@ -46,7 +46,9 @@ CampaignOptions fake_options(const std::string& dir) {
   o.steps = 3;
   o.screen_steps = 3;  // one step budget: halving is covered by the replay tests
   o.seeds = {0, 1000};
-  o.repeats = 1;
+  o.repeats = 2;  // the fewest pairs an interval can stand on; the fake's times are exact
+  o.max_repeats = 2;
+  o.noise_pairs = 0;
   return o;
 }
 
@@ -427,7 +429,7 @@ TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
     if (t.purpose == "speed_base") pairs[t.trial_key.substr(t.trial_key.rfind('|') + 1)]++;
   }
   EXPECT_EQ(pairs[left], 0);
-  EXPECT_EQ(pairs[taken], 1);
+  EXPECT_EQ(pairs[taken], 2);
   // Only a drop that was taken may become a preset, even where a drop left behind had the
   // fastest probe at the target (noise, here written into its probe).
   {

@@ -134,7 +134,7 @@ TEST_F(CliTest, PresetsCheck) {
 }
 
 TEST_F(CliTest, TuneEmitReportJson) {
-  auto r = test::run_speedgate(tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1", "--plan", "screen",
+  auto r = test::run_speedgate(tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--plan", "screen",
                                      "--target-micro-batch", "32", "--presets-out", "presets", "--json"}),
                                dir, {{"FAKE_MANIFEST", "small"}});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -177,7 +177,7 @@ std::string preset_lines(const std::string& path) {
 TEST_F(CliTest, KilledControllerResumesWithoutRerunningFinishedTrials) {
   namespace bp = boost::process;
   const std::string marker = dir + "/slept";
-  const std::vector<std::string> args = tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1",
+  const std::vector<std::string> args = tune({"--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0",
                                               "--target-micro-batch", "32", "--presets-out", "presets"});
   bp::environment env = boost::this_process::environment();
   env.set("FAKE_MANIFEST", "small");  // set(): Boost 1.74's operator[] reads out of bounds

@@ -279,7 +279,9 @@ CampaignOptions parallel_options(const std::string& dir, int parallel) {
   o.steps = 2;
   o.screen_steps = 2;
   o.seeds = {0, 1000, 2000};
-  o.repeats = 1;
+  o.repeats = 2;
+  o.max_repeats = 2;
+  o.noise_pairs = 0;
   o.plan = {"screen"};
   o.executor.gpus = 0;
   o.executor.parallel_trials = parallel;

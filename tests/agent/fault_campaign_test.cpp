@@ -41,7 +41,7 @@ TEST(FaultCampaign, EveryFaultEndsAsItsDispositionAndTheCampaignContinues) {
 
   auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer",
                                 test::fake_trainer(), "--steps", "3", "--screen-steps", "3", "--seeds", "0,1000",
-                                "--repeats", "1", "--plan", "screen", "--trial-timeout", "15",
+                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--plan", "screen", "--trial-timeout", "15",
                                 "--target-micro-batch", "32", "--memory-budget", "fast=141GiB", "--presets-out", "presets"},
                                dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", rules}});
   ASSERT_EQ(r.code, 0) << r.err;

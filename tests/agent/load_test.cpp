@@ -34,7 +34,7 @@ TEST(Load, FourControllersShareOneDatabase) {
     std::vector<std::string> args = {
         "tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", test::fake_trainer(),
         "--budget-trials", std::to_string(kTrialsEach), "--steps", "3", "--screen-steps", "3",
-        "--seeds", "0,1000", "--repeats", "1", "--target-micro-batch", "32",
+        "--seeds", "0,1000", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--target-micro-batch", "32",
         "--band-factor", std::to_string(2 + c)};
     controllers.emplace_back(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir),
                              bp::std_out > (dir + "/c" + std::to_string(c) + ".out"),

@@ -53,7 +53,9 @@ class NightlyTest : public ::testing::Test {
     c.target_micro_batch = 32;
     c.steps = 4;
     c.screen_steps = 2;
-    c.repeats = 1;
+    c.repeats = 2;
+    c.max_repeats = 2;
+    c.noise_pairs = 0;
     c.plan = {"screen", "halving", "greedy"};
     c.budget_minutes = 60;  // never reached here: the plan ends first
     o.presets_dir = dir_ + "/presets";
@@ -68,7 +70,7 @@ class NightlyTest : public ::testing::Test {
   std::vector<std::string> cli_args(double budget_minutes) const {
     return {"nightly", "--db", dir_ + "/sg.db", "--budget-minutes", std::to_string(budget_minutes),
             "--trainer", nightly_trainer(), "--workload", "wam", "--size", "tiny", "--steps", "4",
-            "--screen-steps", "2", "--repeats", "1", "--target-micro-batch", "32", "--plan", "screen,halving,greedy",
+            "--screen-steps", "2", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--target-micro-batch", "32", "--plan", "screen,halving,greedy",
             "--presets-dir", dir_ + "/presets", "--memory-budget", "fast=141GiB", "--memory-budget",
             "fast_80gb=80GiB"};
   }

@@ -1,0 +1,86 @@
+// The gate's mutation suite (docs/controller.md, "Calibrating the tolerance gate"): a real
+// campaign over examples/pytorch_adapter's test-only switches (SPEEDGATE_ADAPTER_MUTANTS=1)
+// asserts the identity verdicts, which are deterministic at one thread: recipe changes
+// declared `tolerance` by a careless author fail the rounding-calibrated gate, rounding-only
+// switches and bitwise no-ops pass it. Speed verdicts are random by nature and are tested on
+// replays of recorded pairs instead (tests/agent/speed_replay_test.cpp).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/run_command.hpp"
+
+namespace sg::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
+  const std::string trainer = std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
+  ASSERT_EQ(run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code, 0)
+      << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
+  const fs::path dir = fs::temp_directory_path() / ("sg-mutants-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "store.db").string();
+  const std::string log = (dir / "tune.log").string();
+  // --steps = --screen-steps: every screen verdict is at the full budget, so tolerance
+  // verdicts are also confirmed at the 16-step horizon. Two pairs: speed is not asserted.
+  const auto tune = run_command("SPEEDGATE_ADAPTER_MUTANTS=1 " + bin("speedgate") +
+                                " tune --workload cnn --size tiny --db " + db + " --trainer " + trainer +
+                                " --steps 4 --screen-steps 4 --plan screen --threads 1 --seeds 0,1000 "
+                                "--repeats 2 --max-repeats 2 --noise-pairs 2 --presets-out " +
+                                (dir / "presets").string() + " 2>" + log);
+  ASSERT_EQ(tune.exit_code, 0) << run_command("tail -40 " + log).out;
+  const auto report = run_command(bin("speedgate") + " report --json --db " + db);
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  std::map<std::string, nlohmann::json> by_config;
+  for (const auto& e : nlohmann::json::parse(report.out).at("evaluations")) {
+    by_config[e.at("config_key").get<std::string>()] = e;
+  }
+  const auto verdict = [&](const std::string& key) -> nlohmann::json {
+    auto it = by_config.find(key);
+    return it == by_config.end() ? nlohmann::json() : it->second;
+  };
+  // Recipe changes whose effect at 4 or 16 steps exceeds 2x the rounding band (measured:
+  // docs/controller.md): every one must fail the gate.
+  for (const char* key : {"MUT_LR_10=1", "MUT_LR_3=1", "MUT_CLIP=1", "MUT_DROP_POSITIONS=1", "MUT_WARMUP=1",
+                          "MUT_LABEL_SMOOTH=1"}) {
+    const auto e = verdict(key);
+    ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
+    EXPECT_EQ(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
+    EXPECT_EQ(e.at("gate_class"), "tolerance") << key;
+    EXPECT_NE(e.at("reason").get<std::string>().find("rounding band"), std::string::npos) << e.at("reason");
+  }
+  // Rounding-only switches (tolerance) and no-ops (bitwise) keep the gate's trust.
+  for (const char* key : {"ROUND_BF16_AUTOCAST=1", "ROUND_EINSUM_HEAD=1", "NOOP_A=1", "NOOP_B=1", "NOOP_C=1",
+                          "SKIP_REDUNDANT=1"}) {
+    const auto e = verdict(key);
+    ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
+    EXPECT_NE(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
+  }
+  // A tolerance switch that passed was judged against the rounding band, says how sensitive
+  // that was, and was confirmed at the horizon.
+  for (const char* key : {"ROUND_BF16_AUTOCAST=1", "ROUND_EINSUM_HEAD=1"}) {
+    const std::string reason = verdict(key).at("reason");
+    EXPECT_NE(reason.find("inside 2x the rounding band"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("sensitivity"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("16-step horizon"), std::string::npos) << reason;
+  }
+  for (const char* key : {"NOOP_A=1", "SKIP_REDUNDANT=1"}) {
+    EXPECT_EQ(verdict(key).at("gate_class"), "bitwise") << key;
+  }
+  // The campaign measured the host's noise and both bands.
+  const auto summary = nlohmann::json::parse(report.out);
+  ASSERT_TRUE(summary.contains("host_noise")) << report.out.substr(0, 2000);
+  EXPECT_FALSE(summary.at("host_noise").empty());
+  EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sg::test
