@@ -188,24 +188,81 @@ std::optional<json> evaluation_evidence(SQLite::Database& db, std::int64_t evalu
   return out;
 }
 
+namespace {
+
+// The manifest's prerequisites: switch name -> the "NAME=VALUE" entries it requires.
+std::map<std::string, std::vector<std::string>> prerequisites(SQLite::Database& db, std::int64_t campaign_id) {
+  std::map<std::string, std::vector<std::string>> out;
+  SQLite::Statement q(db, "SELECT manifest_json FROM campaigns WHERE id = ?");
+  q.bind(1, campaign_id);
+  if (!q.executeStep() || !q.getColumn(0).isText()) return out;
+  const json manifest = json::parse(q.getColumn(0).getString(), nullptr, false);
+  if (!manifest.is_object() || !manifest.contains("switches") || !manifest["switches"].is_array()) return out;
+  for (const auto& sw : manifest["switches"]) {
+    if (!sw.is_object() || !sw.value("name", json()).is_string() || !sw.value("requires", json()).is_array()) continue;
+    for (const auto& r : sw["requires"]) {
+      if (r.is_string()) out[sw["name"].get<std::string>()].push_back(r.get<std::string>());
+    }
+  }
+  return out;
+}
+
+// The one switch a configuration adds once the entries other switches in it require
+// are set aside ("TEXT_CACHE=1,TEXT_CACHE_ENTRIES=8" -> TEXT_CACHE_ENTRIES, with
+// TEXT_CACHE=1); nullopt when it sets more than one switch of its own.
+std::optional<std::string> own_switch(const json& config, const std::map<std::string, std::vector<std::string>>& reqs,
+                                      json* with) {
+  if (!config.is_object()) return std::nullopt;
+  std::map<std::string, bool> required;
+  for (const auto& [name, v] : config.items()) {
+    const auto it = reqs.find(name);
+    if (it == reqs.end()) continue;
+    for (const auto& r : it->second) {
+      const auto eq = r.find('=');
+      const std::string key = r.substr(0, eq);
+      if (key != name && config.contains(key) && config[key].is_string() &&
+          (eq == std::string::npos || config[key].get<std::string>() == r.substr(eq + 1))) {
+        required[key] = true;
+      }
+    }
+  }
+  std::optional<std::string> own;
+  for (const auto& [name, v] : config.items()) {
+    if (required.count(name)) {
+      with->push_back(name + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+      continue;
+    }
+    if (own) return std::nullopt;
+    own = name;
+  }
+  return own;
+}
+
+}  // namespace
+
 json switch_effects(SQLite::Database& db, std::int64_t campaign_id) {
+  const auto reqs = prerequisites(db, campaign_id);
   SQLite::Statement q(db,
-      "SELECT v.id, v.strategy, v.config_key, (SELECT key FROM json_each(v.config_json)) AS switch, "
-      "(SELECT value FROM json_each(v.config_json)) AS value, v.disposition, " + finite("v.speedup") +
+      "SELECT v.id, v.strategy, v.config_key, v.config_json, v.disposition, " + finite("v.speedup") +
       " AS speedup, " + finite("v.speedup_spread") + " AS speedup_spread, " + interval_columns(db) +
-      " FROM evaluations v WHERE v.campaign_id = ? AND (SELECT COUNT(*) FROM json_each(v.config_json)) = 1 "
+      " FROM evaluations v WHERE v.campaign_id = ? AND v.config_key != '' "
       "AND v.id IN (SELECT MAX(id) FROM evaluations WHERE campaign_id = ? GROUP BY config_key)");
   q.bind(1, campaign_id);
   q.bind(2, campaign_id);
   json out = json::array();
   while (q.executeStep()) {
+    const json config = json::parse(q.getColumn(3).getString(), nullptr, false);
+    json with = json::array();
+    const auto own = own_switch(config, reqs, &with);
+    if (!own) continue;
+    const json& value = config[*own];
     json s = {{"evaluation_id", q.getColumn(0).getInt64()}, {"strategy", q.getColumn(1).getString()},
-              {"config_key", q.getColumn(2).getString()}, {"switch", q.getColumn(3).getString()},
-              {"value", q.getColumn(4).isNull() ? json(nullptr) : json(q.getColumn(4).getString())},
-              {"disposition", q.getColumn(5).getString()}, {"speedup", number_or_null(q.getColumn(6))},
-              {"spread", number_or_null(q.getColumn(7))}, {"speedup_lo", number_or_null(q.getColumn(8))},
-              {"speedup_hi", number_or_null(q.getColumn(9))},
-              {"pairs", q.getColumn(10).isNull() ? json(nullptr) : json(q.getColumn(10).getInt64())}};
+              {"config_key", q.getColumn(2).getString()}, {"switch", *own},
+              {"value", value.is_string() ? value : json(value.dump())}, {"with", with},
+              {"disposition", q.getColumn(4).getString()}, {"speedup", number_or_null(q.getColumn(5))},
+              {"spread", number_or_null(q.getColumn(6))}, {"speedup_lo", number_or_null(q.getColumn(7))},
+              {"speedup_hi", number_or_null(q.getColumn(8))},
+              {"pairs", q.getColumn(9).isNull() ? json(nullptr) : json(q.getColumn(9).getInt64())}};
     // The interval shown: the paired 95 % bounds when recorded, else ± half the range.
     if (!s["speedup_lo"].is_number() && s["speedup"].is_number() && s["spread"].is_number()) {
       s["interval"] = "spread";

@@ -19,9 +19,10 @@ bool has_column(SQLite::Database& db, const std::string& table, const std::strin
 // for one evaluation; nullopt when absent.
 std::optional<nlohmann::json> evaluation_evidence(SQLite::Database& db, std::int64_t evaluation_id);
 
-// Each switch's own gain: the newest evaluation of a configuration that sets exactly one
-// switch (the screen's singles), with its speedup, interval when recorded (speedup_lo /
-// speedup_hi, else ± spread) and disposition; best first.
+// Each switch's own gain: the newest evaluation of each configuration that adds exactly
+// one switch once the entries its other switches require (the manifest's `requires`) are
+// set aside (`with`), e.g. the screen's singles, with its speedup, interval when recorded
+// (speedup_lo / speedup_hi, else ± spread) and disposition; best first.
 nlohmann::json switch_effects(SQLite::Database& db, std::int64_t campaign_id);
 
 // SQL expression list for the interval columns of evaluations aliased `v`: real columns

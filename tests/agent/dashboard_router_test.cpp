@@ -405,6 +405,25 @@ TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
 
 TEST_F(DashboardRouterTest, SwitchEffectsAreTheSingleSwitchEvaluations) {
   Router r(db_);
+  {  // a switch that requires another is evaluated with it: still that switch's own row
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec(R"(UPDATE campaigns SET manifest_json = '{"switches":[{"name":"B","requires":["A=1"]}]}' WHERE id = 2)");
+    db.exec(R"(INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, )"
+            R"(gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1,B=8', )"
+            R"('{"A":"1","B":"8"}', 3, 'accepted', 'bitwise', 1.2, 0.01, '[]'), (2, 'screen', 'A=2,B=8', )"
+            R"('{"A":"2","B":"8"}', 3, 'accepted', 'bitwise', 1.3, 0.01, '[]'))");
+    const auto two = get_json(r, "/api/v1/campaigns/2/switches").at("switches");
+    int found = 0;
+    for (const auto& s : two) {
+      if (s.at("config_key") == "A=1,B=8") {
+        ++found;
+        EXPECT_EQ(s.at("switch"), "B");
+        EXPECT_EQ(s.at("with"), json::array({"A=1"}));
+      }
+      EXPECT_NE(s.at("config_key"), "A=2,B=8");  // A=2 is not what B requires: two switches
+    }
+    EXPECT_EQ(found, 1) << two.dump();
+  }
   const auto sw = get_json(r, "/api/v1/campaigns/1/switches").at("switches");
   SQLite::Database db(db_, SQLite::OPEN_READONLY);
   const int singles = db.execAndGet("SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 1 AND "

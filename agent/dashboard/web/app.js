@@ -35,7 +35,6 @@ let evidenceId = null;     // the evaluation whose gate evidence is shown
 
 const el = (id) => document.getElementById(id);
 const color = (d) => COLORS[d] || '#3465a4';
-const gib = (b) => (b == null ? null : b / GIB);
 const fmt = (x, digits) => (x == null || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 // A speedup with its interval: "1.08× [1.03, 1.12] 95 %, 5 pairs" when the paired bounds
 // are recorded, else "1.08× ± 0.02".
@@ -52,6 +51,7 @@ function speedText(speedup, lo, hi, spread, pairs) {
 function memUnit(maxBytes) {
   return maxBytes >= GIB ? { div: GIB, name: 'GiB' } : { div: 1024 * 1024, name: 'MiB' };
 }
+const bytesText = (b) => { if (b == null) return '–'; const u = memUnit(b); return fmt(b / u.div, 2) + ' ' + u.name; };
 
 async function getJson(url) {
   const r = await fetch(url);
@@ -229,8 +229,10 @@ function drawSwitches(switches) {
   el('switches-empty').textContent = rows.length ? '' : ' — no single-switch evaluations in this campaign';
   box.style.height = Math.max(120, 40 + 22 * rows.length) + 'px';
   sizes['chart-switches'] = { w: box.clientWidth, h: box.clientHeight };
-  const labels = rows.map((w) => w.switch + '=' + (w.value == null ? '' : w.value));
-  const tip = (w) => w.switch + '=' + w.value + ': ' + speedText(w.speedup, w.speedup_lo, w.speedup_hi, w.spread, w.pairs) +
+  // A switch evaluated with what it requires (TEXT_CACHE_ENTRIES with TEXT_CACHE=1) says so.
+  const labels = rows.map((w) => w.switch + '=' + (w.value == null ? '' : w.value) +
+    ((w.with || []).length ? ' (+' + w.with.join(', ') + ')' : ''));
+  const tip = (w) => w.config_key + ': ' + speedText(w.speedup, w.speedup_lo, w.speedup_hi, w.spread, w.pairs) +
     ' (' + w.disposition + ', evaluation #' + w.evaluation_id + ')';
   draw('chart-switches', { type: 'bar', data: { labels, datasets: [
     { type: 'bar', label: 'interval', data: rows.map((w) => [w.lo == null ? w.speedup : w.lo, w.hi == null ? w.speedup : w.hi]),
@@ -256,6 +258,7 @@ function drawTrend(series) {
     pointStyle: points.map((p) => (p.demoted ? 'crossRot' : 'circle')),
     pointRadius: points.map((p) => (p.demoted ? 8 : 3)),
     borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length] }));
+  el('trend-empty').textContent = datasets.length ? '' : ' — no presets emitted yet';
   const options = axes('campaign (night)', 'speedup ×', true);
   options.scales.x.ticks.stepSize = 1;
   draw('chart-trend', { type: 'scatter', data: { datasets }, options });
@@ -309,8 +312,8 @@ function renderRows(rows) {
     cell(tr, r.gate_class);
     cell(tr, speedText(r.speedup, r.speedup_lo, r.speedup_hi, r.speedup_spread, r.pairs));
     cell(tr, fmt(r.samples_per_s, 2));
-    cell(tr, r.projected_peak_bytes == null ? '–' : fmt(gib(r.projected_peak_bytes), 2) + ' GiB');
-    cell(tr, r.measured_peak_bytes == null ? '–' : fmt(gib(r.measured_peak_bytes), 2) + ' GiB');
+    cell(tr, bytesText(r.projected_peak_bytes));
+    cell(tr, bytesText(r.measured_peak_bytes));
     cell(tr, r.reason, 'reason');
     const logs = cell(tr, '');
     for (const id of (r.trial_ids || []).slice(0, 4)) {
