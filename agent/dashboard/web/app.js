@@ -235,14 +235,18 @@ function drawSwitches(switches) {
   const tip = (w) => w.config_key + ': ' + speedText(w.speedup, w.speedup_lo, w.speedup_hi, w.spread, w.pairs) +
     ' (' + w.disposition + ', evaluation #' + w.evaluation_id + ')';
   draw('chart-switches', { type: 'bar', data: { labels, datasets: [
-    { type: 'bar', label: 'interval', data: rows.map((w) => [w.lo == null ? w.speedup : w.lo, w.hi == null ? w.speedup : w.hi]),
+    // A speedup is never below 0: a ± spread wider than the speedup is drawn from 0.
+    { type: 'bar', label: 'interval', data: rows.map((w) => [Math.max(0, w.lo == null ? w.speedup : w.lo), w.hi == null ? w.speedup : w.hi]),
       backgroundColor: rows.map((w) => color(w.disposition) + '66'), borderColor: rows.map((w) => color(w.disposition)),
       borderWidth: 1, minBarLength: 2, barPercentage: 0.7 },
     { type: 'line', label: 'speedup', data: rows.map((w) => w.speedup), showLine: false, pointStyle: 'rectRot',
-      pointRadius: 5, backgroundColor: '#1d2330', borderColor: '#1d2330', order: -1 }] },
+      pointRadius: 5, backgroundColor: '#1d2330', borderColor: '#1d2330', order: -1, decoration: true },
+    { type: 'line', label: '1× (no change)', data: rows.map(() => 1), pointRadius: 0, borderDash: [2, 3],
+      borderColor: '#d64545', borderWidth: 1.5, order: -2, decoration: true }] },
     options: { indexAxis: 'y', parsing: true, normalized: false,
       onClick: (e, els) => { if (els.length) showEvidence(rows[els[0].index].evaluation_id); },
-      plugins: { legend: { display: false }, tooltip: { callbacks: { label: (ctx) => tip(rows[ctx.dataIndex]) } } },
+      plugins: { legend: { display: false },
+                 tooltip: { filter: (item) => item.datasetIndex < 2, callbacks: { label: (ctx) => tip(rows[ctx.dataIndex]) } } },
       scales: { x: { title: { display: true, text: "speedup × (the switch alone; 1 = baseline)" },
                      suggestedMin: 0.9, suggestedMax: 1.1, ticks: { callback: tickLabel } },
                 y: { ticks: { autoSkip: false, font: { size: 11 } } } } } }, rows.length);
