@@ -17,7 +17,8 @@ std::string lower(std::string_view s) {
 
 bool is_ip_literal(const std::string& name) {
   unsigned char buf[16];
-  return ::inet_pton(AF_INET, name.c_str(), buf) == 1 || ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
+  return ::inet_pton(AF_INET, name.c_str(), buf) == 1 ||
+         ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
 bool is_loopback(const std::string& name) {
@@ -37,7 +38,8 @@ bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 bool has_control_byte(std::string_view target) {
   for (std::size_t i = 0; i < target.size(); ++i) {
     if (is_control(static_cast<unsigned char>(target[i]))) return true;
-    if (target[i] == '%' && i + 2 < target.size() && hex(target[i + 1]) >= 0 && hex(target[i + 2]) >= 0 &&
+    if (target[i] == '%' && i + 2 < target.size() && hex(target[i + 1]) >= 0 &&
+        hex(target[i + 2]) >= 0 &&
         is_control(static_cast<unsigned char>(hex(target[i + 1]) * 16 + hex(target[i + 2])))) {
       return true;
     }
@@ -65,7 +67,8 @@ bool host_allowed(const HostPolicy& policy, std::string_view host) {
     if (!rest.empty()) port = rest.substr(1);
   } else {
     const auto colon = host.find(':');
-    if (colon != std::string_view::npos && host.find(':', colon + 1) != std::string_view::npos) return false;
+    if (colon != std::string_view::npos && host.find(':', colon + 1) != std::string_view::npos)
+      return false;
     name = lower(host.substr(0, colon));
     if (colon != std::string_view::npos) port = host.substr(colon + 1);
   }
@@ -78,7 +81,8 @@ bool host_allowed(const HostPolicy& policy, std::string_view host) {
     if (name == lower(a)) return true;
   }
   if (is_loopback(listen)) return is_loopback(name);
-  if (listen == "0.0.0.0" || listen == "::" || listen == "[::]") return is_ip_literal(name) || name == "localhost";
+  if (listen == "0.0.0.0" || listen == "::" || listen == "[::]")
+    return is_ip_literal(name) || name == "localhost";
   return false;
 }
 
@@ -91,7 +95,8 @@ std::optional<HttpResponse> guard_request(const HostPolicy& policy, std::string_
   if (host == nullptr) {
     if (http_version != "1.0") return text(400, "a Host header is required\n");
   } else if (!host_allowed(policy, host)) {
-    return text(421, "this server does not answer for that Host (see speedgate serve --allow-host)\n");
+    return text(421,
+                "this server does not answer for that Host (see speedgate serve --allow-host)\n");
   }
   if (has_control_byte(raw_target)) return text(400, "control bytes in the request path\n");
   return std::nullopt;

@@ -76,7 +76,8 @@ std::optional<std::string> read_log_tail(const LogLocation& where, std::size_t m
   if (run.get() < 0) return std::nullopt;
   if (where.file.find('/') != std::string::npos) return std::nullopt;
   // O_NONBLOCK: opening a FIFO for reading must not wait for a writer.
-  const Fd log(::openat(run.get(), where.file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  const Fd log(::openat(run.get(), where.file.c_str(),
+                        O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (log.get() < 0) return std::nullopt;
   struct stat st {};
   if (::fstat(log.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) return std::nullopt;
@@ -85,7 +86,8 @@ std::optional<std::string> read_log_tail(const LogLocation& where, std::size_t m
   std::string body(size - start, '\0');
   std::size_t got = 0;
   while (got < body.size()) {
-    const ssize_t n = ::pread(log.get(), body.data() + got, body.size() - got, static_cast<off_t>(start + got));
+    const ssize_t n =
+        ::pread(log.get(), body.data() + got, body.size() - got, static_cast<off_t>(start + got));
     if (n < 0) return std::nullopt;
     if (n == 0) break;  // truncated meanwhile
     got += static_cast<std::size_t>(n);

@@ -21,13 +21,20 @@ namespace {
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 421: return "Misdirected Request";
-    default: return "Internal Server Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 421:
+      return "Misdirected Request";
+    default:
+      return "Internal Server Error";
   }
 }
 
@@ -72,11 +79,12 @@ int begin_request(mg_connection* conn) {
   const char* method = info->request_method != nullptr ? info->request_method : "";
   // The path as sent (decode_url is off) and the query string (never decoded).
   std::string target = info->local_uri_raw != nullptr ? info->local_uri_raw
-                       : info->request_uri != nullptr  ? info->request_uri
-                                                       : "";
+                       : info->request_uri != nullptr ? info->request_uri
+                                                      : "";
   if (info->query_string != nullptr) target += std::string("?") + info->query_string;
-  const auto refusal = guard_request(*policy, method, info->http_version != nullptr ? info->http_version : "",
-                                     mg_get_header(conn, "Host"), target);
+  const auto refusal =
+      guard_request(*policy, method, info->http_version != nullptr ? info->http_version : "",
+                    mg_get_header(conn, "Host"), target);
   if (!refusal) return 0;
   send(conn, *refusal, std::string_view(method) == "HEAD", false);
   return refusal->status;
@@ -91,7 +99,8 @@ void check_port_free(const ListenAddress& listen) {
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   std::string host = listen.host;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   if (::getaddrinfo(host.c_str(), std::to_string(listen.port).c_str(), &hints, &found) != 0) {
     throw UsageError("--listen host '" + listen.host + "' is not an address of this machine");
   }
@@ -105,9 +114,10 @@ void check_port_free(const ListenAddress& listen) {
   }
   ::freeaddrinfo(found);
   if (err == EADDRINUSE) {
-    throw UsageError("port " + std::to_string(listen.port) + " on " + listen.host +
-                     " is in use (another speedgate serve?); choose another with --port N, or --port 0 "
-                     "for any free port");
+    throw UsageError(
+        "port " + std::to_string(listen.port) + " on " + listen.host +
+        " is in use (another speedgate serve?); choose another with --port N, or --port 0 "
+        "for any free port");
   }
   if (err != 0) {
     throw UsageError("cannot listen on " + listen.host + ":" + std::to_string(listen.port) + ": " +
@@ -157,17 +167,17 @@ Server::Server(const std::string& db_path, const ListenAddress& listen,
   // Each connection holds a worker until answered or timed out: kWorkers idle sockets
   // (a browser's pre-opened connections, a slow client) can no longer stop it answering.
   const std::vector<std::string> options = {
-      "listening_ports", ports, "num_threads", std::to_string(kWorkers),
-      "request_timeout_ms", std::to_string(kRequestTimeoutMs), "enable_keep_alive", "no",
+      "listening_ports", ports, "num_threads", std::to_string(kWorkers), "request_timeout_ms",
+      std::to_string(kRequestTimeoutMs), "enable_keep_alive", "no",
       // Paths stay %-encoded: civetweb would decode them in place before begin_request
       // sees them, and a decoded %00 cuts the string ("/index.html%00.js" became
       // "/index.html"). No route needs an encoded character.
-      "decode_url", "no",
-      "enable_directory_listing", "no"};
+      "decode_url", "no", "enable_directory_listing", "no"};
   try {
     impl_->server = std::make_unique<CivetServer>(options, &impl_->callbacks, &impl_->policy);
   } catch (const CivetException& e) {
-    throw UsageError("cannot listen on " + ports + " (port in use, or not an address of this machine)");
+    throw UsageError("cannot listen on " + ports +
+                     " (port in use, or not an address of this machine)");
   }
   impl_->policy.port = port();
   impl_->server->addHandler("/", impl_->handler);

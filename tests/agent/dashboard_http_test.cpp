@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/process.hpp>
 #include <gtest/gtest.h>
+#include <boost/process.hpp>
 
 #include "agent/dashboard/server.hpp"
 #include "benchmarks/synthetic_store.hpp"
@@ -66,8 +66,10 @@ Reply send_raw(int port, const std::string& request) {
   return out;
 }
 
-Reply request(int port, const std::string& method, const std::string& target, const std::string& host) {
-  return send_raw(port, method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+Reply request(int port, const std::string& method, const std::string& target,
+              const std::string& host) {
+  return send_raw(
+      port, method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
 }
 
 class DashboardHttpTest : public ::testing::Test {
@@ -79,7 +81,8 @@ class DashboardHttpTest : public ::testing::Test {
     spec.campaigns = 1;
     spec.evaluations_per_campaign = 10;
     bench::write_synthetic_store(db_, spec);
-    server_ = std::make_unique<Server>(db_, ListenAddress{"127.0.0.1", 0}, std::vector<std::string>{"dash.lan"});
+    server_ = std::make_unique<Server>(db_, ListenAddress{"127.0.0.1", 0},
+                                       std::vector<std::string>{"dash.lan"});
     port_ = server_->port();
     host_ = "127.0.0.1:" + std::to_string(port_);
   }
@@ -94,9 +97,11 @@ class DashboardHttpTest : public ::testing::Test {
 
 TEST_F(DashboardHttpTest, AnswersOnlyForItsOwnHostNames) {
   EXPECT_EQ(request(port_, "GET", "/api/v1/campaigns", host_).status, 200);
-  EXPECT_EQ(request(port_, "GET", "/api/v1/campaigns", "localhost:" + std::to_string(port_)).status, 200);
+  EXPECT_EQ(request(port_, "GET", "/api/v1/campaigns", "localhost:" + std::to_string(port_)).status,
+            200);
   EXPECT_EQ(request(port_, "GET", "/api/v1/campaigns", "dash.lan").status, 200);  // --allow-host
-  const auto foreign = request(port_, "GET", "/api/v1/campaigns", "rebind.attacker.example:" + std::to_string(port_));
+  const auto foreign = request(port_, "GET", "/api/v1/campaigns",
+                               "rebind.attacker.example:" + std::to_string(port_));
   EXPECT_EQ(foreign.status, 421) << foreign.head;
   EXPECT_EQ(foreign.body.find("campaigns"), std::string::npos);
   EXPECT_EQ(send_raw(port_, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n").status, 400);  // no Host
@@ -112,7 +117,8 @@ TEST_F(DashboardHttpTest, OtherMethodsAre405WithAllow) {
 }
 
 TEST_F(DashboardHttpTest, ControlBytesInThePathAre400) {
-  for (const char* target : {"/index.html%00.js", "/static/app.js%00", "/%0d%0aX-Injected:%201", "/logs/1/stdout%00"}) {
+  for (const char* target :
+       {"/index.html%00.js", "/static/app.js%00", "/%0d%0aX-Injected:%201", "/logs/1/stdout%00"}) {
     const auto r = request(port_, "GET", target, host_);
     EXPECT_EQ(r.status, 400) << target << "\n" << r.head;
     EXPECT_EQ(r.body.find("<html"), std::string::npos) << target;
@@ -138,14 +144,16 @@ TEST_F(DashboardHttpTest, IdleHeldOpenConnectionsDoNotStarveIt) {
     const int ready = ::poll(&p, 1, 0);
     char c;
     const bool closed = ready == 1 && ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
-    EXPECT_FALSE(closed) << "a held connection was already closed: the answer may have waited for a timeout";
+    EXPECT_FALSE(closed)
+        << "a held connection was already closed: the answer may have waited for a timeout";
     ::close(fd);
   }
 }
 
 TEST_F(DashboardHttpTest, ServePortOptionAndAPortInUse) {
   // In use: the in-process server holds port_.
-  const auto busy = test::run_speedgate({"serve", "--db", db_, "--port", std::to_string(port_)}, dir_);
+  const auto busy =
+      test::run_speedgate({"serve", "--db", db_, "--port", std::to_string(port_)}, dir_);
   EXPECT_EQ(busy.code, 2) << busy.err;
   EXPECT_NE(busy.err.find("port " + std::to_string(port_)), std::string::npos) << busy.err;
   EXPECT_NE(busy.err.find("in use"), std::string::npos) << busy.err;

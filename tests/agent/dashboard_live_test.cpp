@@ -194,6 +194,28 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
 }
 
+// /#evaluation-<id> opens that evaluation's gate evidence: its title, config and the
+// loss and speed-pair charts (drawn from /api/v1/evaluations/<id>/evidence).
+TEST_F(DashboardLiveTest, EvidenceOfOneEvaluationIsDrawn) {
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  const auto id = db.execAndGet("SELECT MAX(id) FROM evaluations WHERE campaign_id = 3").getInt64();
+  const std::string config =
+      db.execAndGet("SELECT config_key FROM evaluations WHERE id = " + std::to_string(id)).getString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/#evaluation-" + std::to_string(id);
+  const auto dom = run_command(
+      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-evidence").string() +
+      " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom '" + url + "' 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
+  EXPECT_NE(dom.out.find("Evaluation #" + std::to_string(id) + " "), std::string::npos) << dom.out.substr(0, 3000);
+  EXPECT_NE(dom.out.find(">" + config + "<"), std::string::npos) << config;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-evidence-loss"([^>]*)>)re")));
+  const std::string attrs = m[1];
+  EXPECT_NE(attrs.find("candidate"), std::string::npos) << attrs;  // its gate run's loss curve
+  EXPECT_EQ(dom.out.find("<section id=\"evidence\" class=\"evidence\" hidden"), std::string::npos);
+}
+
 // While the shown campaign runs, the page polls it: it says so and has refreshed at least
 // once within the virtual time budget (virtual time runs the 5 s timer).
 TEST_F(DashboardLiveTest, ARunningCampaignIsRefreshedLive) {

@@ -11,7 +11,8 @@ HostPolicy loopback() { return {"127.0.0.1", 8321, {}}; }
 
 TEST(DashboardRequestGuard, HostMustNameThisServer) {
   const auto p = loopback();
-  for (const char* ok : {"127.0.0.1", "127.0.0.1:8321", "localhost:8321", "LOCALHOST", "[::1]:8321"}) {
+  for (const char* ok :
+       {"127.0.0.1", "127.0.0.1:8321", "localhost:8321", "LOCALHOST", "[::1]:8321"}) {
     EXPECT_TRUE(host_allowed(p, ok)) << ok;
   }
   for (const char* bad : {"evil.example", "evil.example:8321", "127.0.0.1:8322", "127.0.0.1:", "",
@@ -50,14 +51,18 @@ TEST(DashboardRequestGuard, ForeignOrMissingHostIsRefused) {
 }
 
 TEST(DashboardRequestGuard, ControlBytesRawOrEncodedAre400) {
-  for (const char* bad : {"/index.html%00.js", "/%0a", "/a%0D%0ASet-Cookie:x", "/%7f", "/%1F", "/api/v1/x%09y"}) {
+  for (const char* bad :
+       {"/index.html%00.js", "/%0a", "/a%0D%0ASet-Cookie:x", "/%7f", "/%1F", "/api/v1/x%09y"}) {
     const auto r = guard_request(loopback(), "GET", "1.1", "127.0.0.1", bad);
     ASSERT_TRUE(r) << bad;
     EXPECT_EQ(r->status, 400) << bad;
   }
-  EXPECT_EQ(guard_request(loopback(), "GET", "1.1", "127.0.0.1", std::string_view("/a\0b", 4))->status, 400);
+  EXPECT_EQ(
+      guard_request(loopback(), "GET", "1.1", "127.0.0.1", std::string_view("/a\0b", 4))->status,
+      400);
   EXPECT_EQ(guard_request(loopback(), "GET", "1.1", "127.0.0.1", "/a\tb")->status, 400);
-  for (const char* ok : {"/", "/static/app.js", "/api/v1/campaigns/1/evaluations?q=%20a%2Fb&sort=speedup", "/%", "/%2"}) {
+  for (const char* ok : {"/", "/static/app.js",
+                         "/api/v1/campaigns/1/evaluations?q=%20a%2Fb&sort=speedup", "/%", "/%2"}) {
     EXPECT_FALSE(guard_request(loopback(), "GET", "1.1", "127.0.0.1", ok)) << ok;
   }
 }

@@ -27,7 +27,9 @@ class DashboardRunLog : public ::testing::Test {
     std::ofstream(dir_ + "/secret") << "root:secret\n";
   }
   void TearDown() override { fs::remove_all(dir_); }
-  LogLocation at(const std::string& file, std::int64_t run = 5) { return {dir_ + "/runs", 1, run, file}; }
+  LogLocation at(const std::string& file, std::int64_t run = 5) {
+    return {dir_ + "/runs", 1, run, file};
+  }
   std::string dir_;
 };
 
