@@ -67,8 +67,6 @@ SyntheticStoreCounts write_synthetic_store(const std::string& db_path, const Syn
             "stdout_log, stderr_log, environment_id, wall_s) VALUES (?, ?, 'candidate', ?, ?, 0, 8, 2, 1, "
             "'finished', ?, 1, ?, ?, ?, 'p', 'o', ?, ?, ?, 1.5)");
         const std::string trial_key = "candidate|" + key + "|" + std::to_string(e);
-        const std::string logs = spec.log_dir.empty() ? std::string()
-            : spec.log_dir + "/c" + std::to_string(campaign_id) + "-e" + std::to_string(e);
         run.bind(1, campaign_id);
         run.bind(2, trial_key);
         run.bind(3, key);
@@ -77,14 +75,23 @@ SyntheticStoreCounts write_synthetic_store(const std::string& db_path, const Syn
         run.bind(6, samples);
         run.bind(7, measured);
         run.bind(8, measured * 1.1);
-        if (logs.empty()) { run.bind(9); run.bind(10); } else { run.bind(9, logs + ".out"); run.bind(10, logs + ".err"); }
+        run.bind(9);  // the logs' paths name the run's id: set below
+        run.bind(10);
         run.bind(11, env_id);
         run.exec();
         const auto run_id = db.getLastInsertRowid();
         ++counts.runs;
-        if (!logs.empty()) {
-          std::ofstream(logs + ".out") << "step 0 loss 1.0\n";
-          std::ofstream(logs + ".err") << "synthetic run " << run_id << " <script>alert(1)</script>\n";
+        if (!spec.log_dir.empty()) {  // the controller's layout: <runs>/c<campaign>/t<run>/
+          const std::string logs = spec.log_dir + "/c" + std::to_string(campaign_id) + "/t" + std::to_string(run_id);
+          std::filesystem::create_directories(logs);
+          std::ofstream(logs + "/stdout.log") << "step 0 loss 1.0\n";
+          std::ofstream(logs + "/stderr.log") << "synthetic run " << run_id << " <script>alert(1)</script>\n";
+          SQLite::Statement paths(db, "UPDATE trials SET trial_dir = ?, stdout_log = ?, stderr_log = ? WHERE id = ?");
+          paths.bind(1, logs);
+          paths.bind(2, logs + "/stdout.log");
+          paths.bind(3, logs + "/stderr.log");
+          paths.bind(4, run_id);
+          paths.exec();
         }
         SQLite::Statement step(db,
             "INSERT INTO steps (trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds) "

@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "agent/dashboard/evidence.hpp"
 #include "agent/dashboard/series_sample.hpp"
 
 namespace sg::agent::dashboard {
@@ -74,7 +75,7 @@ json campaigns(SQLite::Database& db) {
       "SELECT c.id, c.created_at, c.finished_at, c.state, c.workload, c.size, c.deterministic, "
       "c.note, e.fingerprint_hash, "
       "(SELECT COUNT(*) FROM evaluations v WHERE v.campaign_id = c.id) AS evaluations, "
-      "(SELECT COUNT(*) FROM trials t WHERE t.campaign_id = c.id) AS runs, "
+      "(SELECT COUNT(*) FROM trials t WHERE t.campaign_id = c.id) AS trainer_runs, "
       "(SELECT MAX(" + finite("v.speedup") + ") FROM evaluations v WHERE v.campaign_id = c.id "
       " AND v.disposition = 'accepted') AS best_speedup "
       "FROM campaigns c LEFT JOIN environments e ON e.id = c.environment_id ORDER BY c.id DESC");
@@ -97,14 +98,30 @@ std::string campaign_trials(SQLite::Database& db, std::int64_t campaign_id) {
                        campaign_id);
 }
 
+std::optional<std::string> sort_column(const std::string& name) {
+  static const std::map<std::string, std::string> columns = {
+      {"id", "id"}, {"strategy", "strategy"}, {"config_key", "config_key"},
+      {"disposition", "disposition"}, {"gate_class", "gate_class"},
+      {"speedup", finite("speedup")}, {"samples_per_s", finite("samples_per_s")},
+      {"projected_peak_bytes", finite("projected_peak_bytes")}, {"reason", "reason"}};
+  if (name.empty()) return std::string("id");
+  const auto it = columns.find(name);
+  if (it == columns.end()) return std::nullopt;
+  return it->second;
+}
+
 json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const TrialPage& page) {
+  // sort was checked by the caller (sort_column); NULLs last either way.
+  const std::string column = sort_column(page.sort).value_or("id");
+  const std::string order = " ORDER BY (" + column + ") IS NULL, " + column +
+                            (page.descending ? " DESC" : " ASC") + ", id";
   const std::string where =
       " WHERE campaign_id = :c AND (:d = '' OR disposition = :d) AND (:t = '' OR "
       "instr(lower(config_key || ' ' || reason || ' ' || strategy), lower(:t)) > 0)";
   SQLite::Statement count(db, "SELECT COUNT(*) FROM evaluations" + where);
   SQLite::Statement q(db, "SELECT json_group_array(" + evaluation_object() +
-                              ") FROM (SELECT * FROM evaluations" + where +
-                              " ORDER BY id LIMIT :l OFFSET :o) v");
+                              ") FROM (SELECT * FROM evaluations" + where + order +
+                              " LIMIT :l OFFSET :o) v");
   for (auto* st : {&count, &q}) {
     st->bind(":c", campaign_id);
     st->bind(":d", page.disposition);
@@ -116,7 +133,7 @@ json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const T
   q.executeStep();
   return {{"matched", count.getColumn(0).getInt64()},
           {"offset", page.offset},
-          {"trials", json::parse(q.getColumn(0).isNull() ? "[]" : q.getColumn(0).getString())}};
+          {"evaluations", json::parse(q.getColumn(0).isNull() ? "[]" : q.getColumn(0).getString())}};
 }
 
 json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t max_points) {
@@ -134,6 +151,10 @@ json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t
   std::vector<SeriesPoint> points;
   json dispositions = json::object();
   std::int64_t speedup = 0, throughput = 0, frontier = 0, memory = 0;
+  // Best accepted speedup so far, over every evaluation (not the sample): one point where
+  // it rises, and one at the last evaluation so the line reaches the end.
+  json best = {{"index", json::array()}, {"speedup", json::array()}};
+  double best_value = -1;
   while (q.executeStep()) {
     Row r{value(q.getColumn(0)), value(q.getColumn(2)), value(q.getColumn(3)), value(q.getColumn(4)),
           value(q.getColumn(5)), value(q.getColumn(6))};
@@ -147,6 +168,11 @@ json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t
     frontier += !r.samples.is_null() && !r.projected.is_null();
     memory += !r.measured.is_null() && !r.projected.is_null();
     dispositions[p.disposition] = dispositions.value(p.disposition, 0) + 1;
+    if (p.disposition == "accepted" && r.speedup.is_number() && r.speedup.get<double>() > best_value) {
+      best_value = r.speedup.get<double>();
+      best["index"].push_back(rows.size() + 1);
+      best["speedup"].push_back(best_value);
+    }
     rows.push_back(std::move(r));
     points.push_back(std::move(p));
   }
@@ -166,7 +192,12 @@ json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t
     series["on_frontier"].push_back(r.on_frontier);
     series["preset"].push_back(points[i].preset ? 1 : 0);
   }
-  return {{"trials", rows.size()}, {"max_points", max_points}, {"dispositions", dispositions},
+  if (best_value > 0 && best["index"].back().get<std::size_t>() != rows.size()) {
+    best["index"].push_back(rows.size());
+    best["speedup"].push_back(best_value);
+  }
+  return {{"evaluations", rows.size()}, {"max_points", max_points}, {"dispositions", dispositions},
+          {"best_so_far", best},
           {"totals", {{"speedup", speedup}, {"throughput", throughput}, {"frontier", frontier},
                       {"memory", memory}}},
           {"series", series}};
@@ -203,7 +234,9 @@ json campaign_presets(SQLite::Database& db, std::int64_t campaign_id) {
       "GROUP BY name) ORDER BY p.name");
   q.bind(1, campaign_id);
   q.bind(2, campaign_id);
-  return rows(q);
+  json out = rows(q);
+  for (auto& p : out) p["headline"] = preset_headline(db, p);
+  return out;
 }
 
 json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id) {
@@ -243,6 +276,7 @@ json presets(SQLite::Database& db) {
   for (auto& p : out) {
     p["trial_ids"] = parse_or(p["trial_ids_json"], json::array());
     p.erase("trial_ids_json");
+    p["headline"] = preset_headline(db, p);
   }
   return out;
 }
@@ -252,7 +286,7 @@ json preset_series(SQLite::Database& db) {
   // verifications table arrived with schema version 2; a version-1 file has none.
   const bool has_verifications = db.tableExists("preset_verifications");
   SQLite::Statement q(db, std::string(
-      "SELECT p.name, p.campaign_id, c.created_at, p.speedup, p.speedup_spread, ") +
+      "SELECT p.name, p.campaign_id, c.created_at, p.speedup, p.speedup_spread, p.evaluation_id, ") +
       (has_verifications ? "EXISTS (SELECT 1 FROM preset_verifications v WHERE v.campaign_id = p.campaign_id "
                            "AND v.name = p.name AND v.verdict = 'demoted')"
                          : "0") + " FROM presets p "
@@ -261,11 +295,16 @@ json preset_series(SQLite::Database& db) {
   json out = json::object();
   while (q.executeStep()) {
     const std::string name = q.getColumn(0).getString();
+    // The preset's headline figure (preset_headline), as everywhere else.
+    json preset = {{"name", name}, {"campaign_id", value(q.getColumn(1))}, {"speedup", value(q.getColumn(3))},
+                   {"speedup_spread", value(q.getColumn(4))}, {"evaluation_id", value(q.getColumn(5))}};
+    const json headline = preset_headline(db, preset);
     out[name].push_back({{"campaign_id", value(q.getColumn(1))},
                          {"created_at", value(q.getColumn(2))},
-                         {"speedup", value(q.getColumn(3))},
-                         {"spread", value(q.getColumn(4))},
-                         {"demoted", q.getColumn(5).getInt() != 0}});
+                         {"speedup", headline["speedup"]},
+                         {"spread", headline["spread"]},
+                         {"source", headline["source"]},
+                         {"demoted", q.getColumn(6).getInt() != 0}});
   }
   return out;
 }
@@ -292,13 +331,56 @@ std::optional<json> run(SQLite::Database& db, std::int64_t trial_id) {
   return r;
 }
 
-std::optional<std::string> run_log_path(SQLite::Database& db, std::int64_t trial_id,
-                                        const std::string& stream) {
+std::optional<RunLog> run_log(SQLite::Database& db, std::int64_t trial_id, const std::string& stream) {
   if (stream != "stdout" && stream != "stderr") return std::nullopt;
-  SQLite::Statement q(db, "SELECT " + stream + "_log FROM trials WHERE id = ?");
+  const bool reused = has_column(db, "trials", "reused_from");
+  SQLite::Statement q(db, "SELECT " + stream + "_log, campaign_id, " +
+                              (reused ? "reused_from" : "NULL") + " FROM trials WHERE id = ?");
   q.bind(1, trial_id);
   if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
-  return q.getColumn(0).getString();
+  RunLog out{q.getColumn(0).getString(), {{q.getColumn(1).getInt64(), trial_id}}};
+  // A warm-started run keeps the log of the run it copies (another campaign's directory).
+  std::optional<std::int64_t> from;
+  if (!q.getColumn(2).isNull()) from = q.getColumn(2).getInt64();
+  for (int hops = 0; from && hops < 8; ++hops) {
+    SQLite::Statement f(db, std::string("SELECT campaign_id, ") + (reused ? "reused_from" : "NULL") +
+                                " FROM trials WHERE id = ?");
+    f.bind(1, *from);
+    if (!f.executeStep()) break;
+    out.owners.emplace_back(f.getColumn(0).getInt64(), *from);
+    from = f.getColumn(1).isNull() ? std::nullopt : std::optional<std::int64_t>(f.getColumn(1).getInt64());
+  }
+  return out;
+}
+
+json preset_headline(SQLite::Database& db, const json& preset) {
+  // The paired figure at the target micro-batch (finals) when there is one; else the
+  // evaluation's paired interval; else the preset's recorded speedup ± spread.
+  if (db.tableExists("target_finals") && preset.value("evaluation_id", json()).is_number()) {
+    SQLite::Statement f(db, "SELECT " + finite("speedup") + ", " + finite("speedup_spread") +
+                                ", micro_batch, rounds FROM target_finals WHERE campaign_id = ? AND "
+                                "evaluation_id = ? AND budget_name = ? AND disposition = 'accepted' "
+                                "ORDER BY id DESC LIMIT 1");
+    f.bind(1, preset["campaign_id"].get<std::int64_t>());
+    f.bind(2, preset["evaluation_id"].get<std::int64_t>());
+    f.bind(3, preset["name"].get<std::string>());
+    if (f.executeStep() && !f.getColumn(0).isNull()) {
+      return {{"source", "finals"}, {"speedup", value(f.getColumn(0))}, {"spread", value(f.getColumn(1))},
+              {"lo", nullptr}, {"hi", nullptr}, {"micro_batch", value(f.getColumn(2))},
+              {"rounds", value(f.getColumn(3))}, {"pairs", value(f.getColumn(3))}};
+    }
+  }
+  if (preset.value("evaluation_id", json()).is_number()) {
+    SQLite::Statement v(db, "SELECT " + finite("v.speedup") + ", " + finite("v.speedup_spread") + ", " +
+                                interval_columns(db) + " FROM evaluations v WHERE v.id = ?");
+    v.bind(1, preset["evaluation_id"].get<std::int64_t>());
+    if (v.executeStep() && !v.getColumn(0).isNull()) {
+      return {{"source", "evaluation"}, {"speedup", value(v.getColumn(0))}, {"spread", value(v.getColumn(1))},
+              {"lo", value(v.getColumn(2))}, {"hi", value(v.getColumn(3))}, {"pairs", value(v.getColumn(4))}};
+    }
+  }
+  return {{"source", "preset"}, {"speedup", preset.value("speedup", json())},
+          {"spread", preset.value("speedup_spread", json())}, {"lo", nullptr}, {"hi", nullptr}};
 }
 
 }  // namespace sg::agent::dashboard

@@ -1,12 +1,14 @@
 // Read-only queries behind the dashboard and its JSON API (/api/v1/...). Each returns
 // JSON built from the store's tables; NaN/Inf (stored as text) come out as null.
-// A "trial" on the dashboard is an evaluation: one candidate configuration judged by
-// the gate, with the trainer runs (trials table rows) that justify it.
+// Words: an "evaluation" is one candidate configuration judged by the gate (evaluations
+// table); a "trainer run" is one run of the trainer (trials table) behind it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
@@ -25,10 +27,14 @@ std::string campaign_trials(SQLite::Database& db, std::int64_t campaign_id);
 
 // One page of a campaign's trials for the table, filtered by disposition (exact) and
 // text (case-insensitive substring of config, reason or strategy); newest last.
+// Sorted by `sort` (a name sort_column knows; "" = id), NULLs last.
 struct TrialPage {
-  std::string disposition, text;
+  std::string disposition, text, sort;
+  bool descending = false;
   std::int64_t offset = 0, limit = 200;
 };
+// The SQL for a sortable table column; nullopt for a name the table cannot sort by.
+std::optional<std::string> sort_column(const std::string& name);
 nlohmann::json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id,
                                    const TrialPage& page);
 // What the charts draw: a campaign's trials as columns (index = 1-based position in the
@@ -53,12 +59,19 @@ nlohmann::json campaign_presets(SQLite::Database& db, std::int64_t campaign_id);
 // Memory budgets of a campaign: from its options, else from its presets.
 nlohmann::json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id);
 nlohmann::json presets(SQLite::Database& db);
-// Speedup of each preset name across campaigns (nights), oldest first.
+// Headline speedup (preset_headline) of each preset name across campaigns (nights), oldest
+// first.
 nlohmann::json preset_series(SQLite::Database& db);
 // One trainer run with its per-step series; nullopt when absent.
 std::optional<nlohmann::json> run(SQLite::Database& db, std::int64_t trial_id);
-// The stored path of a run's stdout or stderr log; nullopt when absent.
-std::optional<std::string> run_log_path(SQLite::Database& db, std::int64_t trial_id,
-                                        const std::string& stream);
-
+// A run's stored stdout or stderr log path and the (campaign, run) directories it may be
+// in: its own, and those of the runs it was warm-started from. nullopt when absent.
+struct RunLog {
+  std::string path;
+  std::vector<std::pair<std::int64_t, std::int64_t>> owners;
+};
+std::optional<RunLog> run_log(SQLite::Database& db, std::int64_t trial_id, const std::string& stream);
+// A preset's one headline number: {source: finals|evaluation|preset, speedup, spread, lo,
+// hi, pairs[, micro_batch, rounds]}: the paired figure at the target where there is one.
+nlohmann::json preset_headline(SQLite::Database& db, const nlohmann::json& preset);
 }  // namespace sg::agent::dashboard

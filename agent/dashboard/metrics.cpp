@@ -21,8 +21,8 @@ double number(const SQLite::Column& c) {
 
 void add_trial_counts(SQLite::Database& db, prometheus::Registry& registry) {
   auto& trials = prometheus::BuildCounter()
-                     .Name("speedgate_trials_total")
-                     .Help("Candidate configurations judged by the gate, by disposition")
+                     .Name("speedgate_evaluations_total")
+                     .Help("Evaluations: configurations judged by the gate, by disposition")
                      .Register(registry);
   std::size_t count = 0;
   const Disposition* dispositions = all_dispositions(&count);
@@ -46,7 +46,8 @@ void add_trial_counts(SQLite::Database& db, prometheus::Registry& registry) {
 void add_presets(SQLite::Database& db, prometheus::Registry& registry) {
   auto& speedup = prometheus::BuildGauge()
                       .Name("speedgate_preset_speedup_ratio")
-                      .Help("Measured speedup over the default configuration of the newest preset")
+                      .Help("Headline speedup of the newest preset: the paired figure at the target "
+                            "micro-batch where there is one, else its evaluation's")
                       .Register(registry);
   auto& throughput = prometheus::BuildGauge()
                          .Name("speedgate_preset_samples_per_second")
@@ -67,7 +68,8 @@ void add_presets(SQLite::Database& db, prometheus::Registry& registry) {
   SQLite::Statement q(db,
       "SELECT p.name, p.speedup, v.samples_per_s, p.projected_peak_bytes, p.budget_bytes, "
       "(SELECT MAX(t.peak_allocated_bytes) FROM json_each(p.trial_ids_json) j "
-      " JOIN trials t ON t.id = j.value) FROM presets p LEFT JOIN evaluations v "
+      " JOIN trials t ON t.id = j.value), p.campaign_id, p.evaluation_id, p.speedup_spread "
+      "FROM presets p LEFT JOIN evaluations v "
       "ON v.id = p.evaluation_id WHERE p.id IN (SELECT MAX(id) FROM presets GROUP BY name)");
   while (q.executeStep()) {
     const prometheus::Labels labels{{"preset", q.getColumn(0).getString()}};
@@ -75,7 +77,13 @@ void add_presets(SQLite::Database& db, prometheus::Registry& registry) {
       const double v = number(q.getColumn(column));
       if (std::isfinite(v)) family.Add(labels).Set(v);
     };
-    set(speedup, 1);
+    nlohmann::json preset = {{"name", q.getColumn(0).getString()}, {"campaign_id", q.getColumn(6).getInt64()},
+                              {"speedup", number(q.getColumn(1))}, {"speedup_spread", number(q.getColumn(8))}};
+    if (!q.getColumn(7).isNull()) preset["evaluation_id"] = q.getColumn(7).getInt64();
+    const nlohmann::json headline = preset_headline(db, preset);
+    if (headline["speedup"].is_number() && std::isfinite(headline["speedup"].get<double>())) {
+      speedup.Add(labels).Set(headline["speedup"].get<double>());
+    }
     set(throughput, 2);
     set(projected, 3);
     set(budget, 4);

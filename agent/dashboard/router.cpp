@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -11,7 +10,9 @@
 
 #include "agent/dashboard/assets.hpp"
 #include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/dashboard/evidence.hpp"
 #include "agent/dashboard/metrics.hpp"
+#include "agent/dashboard/run_log.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/store/store.hpp"
 
@@ -86,7 +87,9 @@ std::string query_param(std::string_view query, std::string_view name) {
 
 HttpResponse Router::handle(std::string_view method, std::string_view path,
                             std::string_view query) const {
-  if (method != "GET" && method != "HEAD") return {405, "text/plain; charset=utf-8", "GET only\n"};
+  if (method != "GET" && method != "HEAD") {
+    return {405, "text/plain; charset=utf-8", "GET and HEAD only\n", "Allow: GET, HEAD\r\n"};
+  }
   if (const auto q = path.find('?'); q != std::string_view::npos) {
     query = path.substr(q + 1);
     path = path.substr(0, q);
@@ -117,6 +120,11 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
   if (parts.size() == 4 && parts[2] == "series" && parts[3] == "presets") {
     return json_response({{"series", preset_series(db)}});
   }
+  if (parts.size() == 5 && parts[2] == "evaluations" && parts[4] == "evidence") {
+    const auto id = parse_id(parts[3]);
+    const auto e = id ? evaluation_evidence(db, *id) : std::nullopt;
+    return e ? json_response(*e) : not_found();
+  }
   if (parts.size() == 4 && parts[2] == "runs") {
     const auto id = parse_id(parts[3]);
     const auto r = id ? run(db, *id) : std::nullopt;
@@ -134,14 +142,22 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       if (body.size() > 1) body += ",";
       return HttpResponse{200, "application/json", body + "\"" + key + "\":" + array + "}"};
     };
-    if (what == "trials") {
+    // "trials" is the former name of "evaluations", kept so old links still answer.
+    if (what == "evaluations" || what == "trials") {
       if (query.empty()) {
-        return wrap("trials", campaign_trials(db, *id),
+        return wrap("evaluations", campaign_trials(db, *id),
                     {{"campaign_id", *id}, {"budgets", campaign_budgets(db, *id)}});
       }
       TrialPage page;
       page.disposition = query_param(query, "disposition");
       page.text = query_param(query, "q");
+      page.sort = query_param(query, "sort");
+      if (!sort_column(page.sort)) return {400, "text/plain; charset=utf-8", "sort: unknown column\n"};
+      const std::string dir = query_param(query, "dir");
+      if (dir != "" && dir != "asc" && dir != "desc") {
+        return {400, "text/plain; charset=utf-8", "dir must be asc or desc\n"};
+      }
+      page.descending = dir == "desc";
       page.offset = parse_id(query_param(query, "offset")).value_or(0);
       page.limit = std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
       json body = campaign_trial_page(db, *id, page);
@@ -160,6 +176,7 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     }
     if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
     if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
+    if (what == "switches") return json_response({{"campaign_id", *id}, {"switches", switch_effects(db, *id)}});
     if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(db, *id)}});
     if (what == "finals") return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
   }
@@ -167,23 +184,22 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
 }
 
 HttpResponse Router::log(std::string_view path) const {
-  // /logs/<run id>/<stdout|stderr>: the file named in the DB for that run, nothing else.
+  // /logs/<run id>/<stdout|stderr>: the file named in the DB for that run, read only
+  // where run_log.hpp allows (no links, regular files in the run's own directory).
   const auto parts = split_path(path);
   if (parts.size() != 3) return not_found();
   const auto id = parse_id(parts[1]);
   if (!id) return not_found();
   Store store(db_path_, /*read_only=*/true);
-  const auto file = run_log_path(store.db(), *id, std::string(parts[2]));
-  if (!file) return not_found();
-  std::ifstream in(*file, std::ios::binary | std::ios::ate);
-  if (!in) return not_found();
-  const std::streamoff size = in.tellg();
-  const std::streamoff start = size > static_cast<std::streamoff>(kMaxLogBytes)
-                                   ? size - static_cast<std::streamoff>(kMaxLogBytes) : 0;
-  in.seekg(start);
-  std::string body(static_cast<std::size_t>(size - start), '\0');
-  in.read(body.data(), static_cast<std::streamsize>(body.size()));
-  return {200, "text/plain; charset=utf-8", std::move(body)};
+  const auto stored = run_log(store.db(), *id, std::string(parts[2]));
+  if (!stored) return not_found();
+  for (const auto& where : log_locations(db_path_, stored->path)) {
+    bool owned = false;
+    for (const auto& [campaign, run] : stored->owners) owned |= campaign == where.campaign_id && run == where.run_id;
+    if (!owned) continue;
+    if (auto body = read_log_tail(where, kMaxLogBytes)) return {200, "text/plain; charset=utf-8", std::move(*body)};
+  }
+  return not_found();
 }
 
 }  // namespace sg::agent::dashboard

@@ -12,6 +12,7 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::string headers;  // extra header lines, each ending in CRLF (e.g. "Allow: GET\r\n")
 };
 
 class Router {

@@ -113,7 +113,7 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
   json values = json::object();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(45);
   while (std::chrono::steady_clock::now() < deadline) {
-    const auto r = bench::http_get(prom_port, "/api/v1/query?query=speedgate_trials_total");
+    const auto r = bench::http_get(prom_port, "/api/v1/query?query=speedgate_evaluations_total");
     if (r.status == 200) {
       const auto body = json::parse(r.body, nullptr, false);
       if (!body.is_discarded() && body.value("status", "") == "success" &&
@@ -129,7 +129,7 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
   }
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
-  ASSERT_FALSE(values.empty()) << "Prometheus never returned speedgate_trials_total; its log:\n"
+  ASSERT_FALSE(values.empty()) << "Prometheus never returned speedgate_evaluations_total; its log:\n"
                                << run_command("cat " + log.string()).out;
   EXPECT_EQ(values.value("accepted", -1.0), counts_.accepted);
   EXPECT_EQ(values.value("gate_failed", -1.0), counts_.gate_failed);
@@ -158,9 +158,23 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
     if (std::regex_search(attrs, m, std::regex(R"re(data-points="(\d+)")re"))) points[(*it)[1]] = m[1];
     if (std::regex_search(attrs, m, std::regex(R"re(data-rendered="(\w+)")re"))) rendered[(*it)[1]] = m[1];
   }
-  for (const char* id : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory", "chart-trend"}) {
+  for (const char* id : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory", "chart-trend",
+                         "chart-switches"}) {
     EXPECT_EQ(rendered[id], "yes") << id << " has no ink";
   }
+  // Each switch's own gain: one bar per single-switch configuration of campaign 3.
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READONLY);
+    const int singles = db.execAndGet("SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 3 "
+                                      "AND (SELECT COUNT(*) FROM json_each(config_json)) = 1").getInt();
+    EXPECT_GT(singles, 0);
+    EXPECT_EQ(points["chart-switches"], std::to_string(singles));
+  }
+  // The best-so-far line and the presets' markers are drawn with the speedup and frontier.
+  EXPECT_NE(dom.out.find("best so far:"), std::string::npos);
+  EXPECT_NE(dom.out.find("presets:2"), std::string::npos);
+  // A finished campaign is not polled.
+  EXPECT_EQ(dom.out.find("data-refreshes"), std::string::npos);
   EXPECT_EQ(points["chart-speedup"], "40");
   EXPECT_EQ(points["chart-throughput"], "40");
   EXPECT_EQ(points["chart-memory"], "40");
@@ -178,6 +192,48 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   EXPECT_EQ(shot.exit_code, 0) << shot.out;
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 20000u) << "screenshot looks blank";
+}
+
+// /#evaluation-<id> opens that evaluation's gate evidence: its title, config and the
+// loss and speed-pair charts (drawn from /api/v1/evaluations/<id>/evidence).
+TEST_F(DashboardLiveTest, EvidenceOfOneEvaluationIsDrawn) {
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  const auto id = db.execAndGet("SELECT MAX(id) FROM evaluations WHERE campaign_id = 3").getInt64();
+  const std::string config =
+      db.execAndGet("SELECT config_key FROM evaluations WHERE id = " + std::to_string(id)).getString();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/#evaluation-" + std::to_string(id);
+  const auto dom = run_command(
+      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-evidence").string() +
+      " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom '" + url + "' 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
+  EXPECT_NE(dom.out.find("Evaluation #" + std::to_string(id) + " "), std::string::npos) << dom.out.substr(0, 3000);
+  EXPECT_NE(dom.out.find(">" + config + "<"), std::string::npos) << config;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-evidence-loss"([^>]*)>)re")));
+  const std::string attrs = m[1];
+  EXPECT_NE(attrs.find("candidate"), std::string::npos) << attrs;  // its gate run's loss curve
+  EXPECT_EQ(dom.out.find("<section id=\"evidence\" class=\"evidence\" hidden"), std::string::npos);
+}
+
+// While the shown campaign runs, the page polls it: it says so and has refreshed at least
+// once within the virtual time budget (virtual time runs the 5 s timer).
+TEST_F(DashboardLiveTest, ARunningCampaignIsRefreshedLive) {
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = 3");
+  }
+  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
+  const auto dom = run_command(
+      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-live").string() +
+      " --window-size=1400,2000 --virtual-time-budget=12000 --dump-dom " + url + " 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
+  EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
+  EXPECT_NE(dom.out.find("● live"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(data-refreshes="(\d+)")re"))) << "never refreshed";
+  EXPECT_GE(std::stoi(m[1]), 1);
 }
 
 // Above 500 trials the server sends 500 of them and each chart draws those: every

@@ -2,6 +2,7 @@
 // nothing outside them is served, the DB is never written.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -65,8 +66,8 @@ TEST_F(DashboardRouterTest, CampaignsListsEveryCampaignNewestFirst) {
 
 TEST_F(DashboardRouterTest, TrialsCarryDispositionSpeedupMemoryAndRunIds) {
   Router r(db_);
-  const auto body = get_json(r, "/api/v1/campaigns/1/trials");
-  const auto& trials = body.at("trials");
+  const auto body = get_json(r, "/api/v1/campaigns/1/evaluations");
+  const auto& trials = body.at("evaluations");
   ASSERT_EQ(trials.size(), 30u);
   for (const auto& t : trials) {
     EXPECT_TRUE(t.at("disposition").is_string());
@@ -80,20 +81,20 @@ TEST_F(DashboardRouterTest, TrialsCarryDispositionSpeedupMemoryAndRunIds) {
 
 TEST_F(DashboardRouterTest, TrialPagesFilterByDispositionAndTextOnTheServer) {
   Router r(db_);
-  const auto all = get_json(r, "/api/v1/campaigns/1/trials?offset=0&limit=7");
+  const auto all = get_json(r, "/api/v1/campaigns/1/evaluations?offset=0&limit=7");
   EXPECT_EQ(all.at("matched").get<int>(), 30);
-  ASSERT_EQ(all.at("trials").size(), 7u);
-  const auto next = get_json(r, "/api/v1/campaigns/1/trials?offset=7&limit=7");
-  EXPECT_EQ(next.at("trials")[0].at("id").get<int>(), all.at("trials")[6].at("id").get<int>() + 1);
-  const auto accepted = get_json(r, "/api/v1/campaigns/1/trials?disposition=accepted&limit=1000");
+  ASSERT_EQ(all.at("evaluations").size(), 7u);
+  const auto next = get_json(r, "/api/v1/campaigns/1/evaluations?offset=7&limit=7");
+  EXPECT_EQ(next.at("evaluations")[0].at("id").get<int>(), all.at("evaluations")[6].at("id").get<int>() + 1);
+  const auto accepted = get_json(r, "/api/v1/campaigns/1/evaluations?disposition=accepted&limit=1000");
   ASSERT_GT(accepted.at("matched").get<int>(), 0);
-  for (const auto& t : accepted.at("trials")) EXPECT_EQ(t.at("disposition"), "accepted");
-  const auto text = get_json(r, "/api/v1/campaigns/1/trials?q=sg_vae_first&limit=1000");
+  for (const auto& t : accepted.at("evaluations")) EXPECT_EQ(t.at("disposition"), "accepted");
+  const auto text = get_json(r, "/api/v1/campaigns/1/evaluations?q=sg_vae_first&limit=1000");
   ASSERT_GT(text.at("matched").get<int>(), 0);
-  for (const auto& t : text.at("trials")) {
+  for (const auto& t : text.at("evaluations")) {
     EXPECT_NE(t.at("config_key").get<std::string>().find("SG_VAE_FIRST"), std::string::npos);
   }
-  const auto none = get_json(r, "/api/v1/campaigns/1/trials?q=%27%3B%20DROP%20TABLE%20trials%3B--");
+  const auto none = get_json(r, "/api/v1/campaigns/1/evaluations?q=%27%3B%20DROP%20TABLE%20trials%3B--");
   EXPECT_EQ(none.at("matched").get<int>(), 0);
   EXPECT_EQ(get_json(r, "/api/v1/campaigns").at("campaigns").size(), 2u);  // still there
 }
@@ -107,7 +108,7 @@ TEST_F(DashboardRouterTest, SeriesIsColumnarWithOneEntryPerTrial) {
     EXPECT_EQ(s.at(column).size(), 30u) << column;
   }
   for (int i = 0; i < 30; ++i) EXPECT_EQ(s.at("index")[i].get<int>(), i + 1);
-  EXPECT_EQ(body.at("trials").get<int>(), 30);
+  EXPECT_EQ(body.at("evaluations").get<int>(), 30);
   EXPECT_EQ(body.at("max_points").get<int>(), 500);
   for (const char* chart : {"speedup", "throughput", "frontier", "memory"}) {
     EXPECT_EQ(body.at("totals").at(chart).get<int>(), 30) << chart;
@@ -129,7 +130,7 @@ TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
   const auto body = get_json(r, "/api/v1/campaigns/1/series?max_points=12");
   const auto& s = body.at("series");
   ASSERT_EQ(s.at("id").size(), 12u);
-  EXPECT_EQ(body.at("trials").get<int>(), 30);
+  EXPECT_EQ(body.at("evaluations").get<int>(), 30);
   EXPECT_EQ(body.at("totals").at("speedup").get<int>(), 30);
   std::set<std::string> sent, all;
   for (const auto& d : s.at("disposition")) sent.insert(d.get<std::string>());
@@ -199,9 +200,9 @@ TEST_F(DashboardRouterTest, NewestAliasServesTheNewestCampaign) {
   Router r(db_);
   EXPECT_EQ(get_json(r, "/api/v1/campaigns/newest/series").at("campaign_id").get<int>(), 2);
   EXPECT_EQ(get_json(r, "/api/v1/campaigns/newest/presets").at("campaign_id").get<int>(), 2);
-  const auto page = get_json(r, "/api/v1/campaigns/newest/trials?offset=0&limit=5");
+  const auto page = get_json(r, "/api/v1/campaigns/newest/evaluations?offset=0&limit=5");
   EXPECT_EQ(page.at("campaign_id").get<int>(), 2);
-  EXPECT_EQ(page.at("trials")[0].at("campaign_id").get<int>(), 2);
+  EXPECT_EQ(page.at("evaluations")[0].at("campaign_id").get<int>(), 2);
   const std::string empty = (dir_ / "empty.db").string();
   { Store created(empty); }
   EXPECT_EQ(Router(empty).handle("GET", "/api/v1/campaigns/newest/series").status, 404);
@@ -229,6 +230,7 @@ TEST_F(DashboardRouterTest, UnknownCampaignRunAndRoutesAre404) {
   EXPECT_EQ(r.handle("GET", "/api/v1/runs/-1").status, 404);
   EXPECT_EQ(r.handle("GET", "/api/v2/campaigns").status, 404);
   EXPECT_EQ(r.handle("POST", "/api/v1/campaigns").status, 405);
+  EXPECT_EQ(r.handle("DELETE", "/").headers, "Allow: GET, HEAD\r\n");
 }
 
 TEST_F(DashboardRouterTest, ServesOnlyEmbeddedAssets) {
@@ -257,13 +259,218 @@ TEST_F(DashboardRouterTest, LogsComeOnlyFromPathsRecordedInTheDb) {
   EXPECT_EQ(r.handle("GET", "/logs/99999/stdout").status, 404);
 }
 
+// A trainer that swaps its log for a link must not get the link's target served; a log
+// stored relative to the controller's directory is found beside the DB.
+TEST_F(DashboardRouterTest, LogsAreNeverReadThroughLinksAndResolveBesideTheDb) {
+  std::filesystem::create_directories(dir_ / "secret");
+  std::ofstream(dir_ / "secret" / "shadow") << "root:hash\n";
+  const auto run_dir = dir_ / "logs" / "c1" / "t1";
+  std::filesystem::remove(run_dir / "stdout.log");
+  std::filesystem::create_symlink(dir_ / "secret" / "shadow", run_dir / "stdout.log");
+  Router r(db_);
+  EXPECT_EQ(r.handle("GET", "/logs/1/stdout").status, 404);
+  EXPECT_EQ(r.handle("GET", "/logs/1/stderr").status, 200);
+  {  // the run row names another run's directory: refused
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET stderr_log = '" + (dir_ / "logs" / "c1" / "t2" / "stderr.log").string() +
+            "' WHERE id = 1");
+  }
+  EXPECT_EQ(r.handle("GET", "/logs/1/stderr").status, 404);
+  {  // relative, as `tune --db results/sg.db` run from the repository root stores it
+    std::filesystem::create_directories(dir_ / "runs" / "c1" / "t3");
+    std::ofstream(dir_ / "runs" / "c1" / "t3" / "stderr.log") << "relative log\n";
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET stderr_log = 'results/runs/c1/t3/stderr.log' WHERE id = 3");
+  }
+  const auto rel = r.handle("GET", "/logs/3/stderr");
+  EXPECT_EQ(rel.status, 200);
+  EXPECT_EQ(rel.body, "relative log\n");
+}
+
+TEST_F(DashboardRouterTest, EvaluationsSortByAColumnWithNullsLast) {
+  Router r(db_);
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE evaluations SET speedup = 'NaN' WHERE id = 2");
+  }
+  const auto page = get_json(r, "/api/v1/campaigns/1/evaluations?sort=speedup&dir=desc&limit=1000").at("evaluations");
+  ASSERT_EQ(page.size(), 30u);
+  for (std::size_t i = 1; i + 1 < page.size(); ++i) {
+    EXPECT_GE(page[i - 1].at("speedup").get<double>(), page[i].at("speedup").get<double>());
+  }
+  EXPECT_EQ(page.back().at("id").get<int>(), 2);  // no number: last
+  const auto up = get_json(r, "/api/v1/campaigns/1/evaluations?sort=config_key&dir=asc&limit=1000").at("evaluations");
+  for (std::size_t i = 1; i < up.size(); ++i) {
+    EXPECT_LE(up[i - 1].at("config_key").get<std::string>(), up[i].at("config_key").get<std::string>());
+  }
+  EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/evaluations?sort=id;DROP&limit=5").status, 400);
+  EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/evaluations?sort=id&dir=sideways").status, 400);
+}
+
+TEST_F(DashboardRouterTest, SeriesCarriesTheBestSoFarOverEveryEvaluation) {
+  Router r(db_);
+  const auto body = get_json(r, "/api/v1/campaigns/1/series?max_points=5");
+  const auto& best = body.at("best_so_far");
+  ASSERT_FALSE(best.at("index").empty());
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  const double max = db.execAndGet("SELECT MAX(speedup) FROM evaluations WHERE campaign_id = 1 AND "
+                                   "disposition = 'accepted'").getDouble();
+  EXPECT_DOUBLE_EQ(best.at("speedup").back().get<double>(), max);
+  EXPECT_EQ(best.at("index").back().get<int>(), 30);  // reaches the last evaluation
+  for (std::size_t i = 1; i < best.at("index").size(); ++i) {
+    EXPECT_GT(best.at("index")[i].get<int>(), best.at("index")[i - 1].get<int>());
+    EXPECT_GE(best.at("speedup")[i].get<double>(), best.at("speedup")[i - 1].get<double>());
+  }
+}
+
+// One evaluation's gate evidence: baseline, seed band and candidate loss curves, and the
+// speed pairs (from the runs' purposes, or from speed_pairs where the schema has it).
+TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
+  std::int64_t eval_id = 0;
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    const auto add_run = [&](const std::string& purpose, int seed, double samples, std::vector<double> loss) {
+      db.exec("INSERT INTO trials (campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+              "micro_batch, grad_accum, state, run_ok, samples_per_s) VALUES (2, '" + purpose + std::to_string(seed) +
+              std::to_string(samples) + "', '" + purpose + "', '', '{}', " + std::to_string(seed) +
+              ", 3, 8, 1, 'finished', 1, " + std::to_string(samples) + ")");
+      const auto id = db.getLastInsertRowid();
+      for (std::size_t s = 0; s < loss.size(); ++s) {
+        db.exec("INSERT INTO steps (trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits) VALUES (" +
+                std::to_string(id) + ", " + std::to_string(s) + ", " + std::to_string(loss[s]) + ", 'x', 1, 'y')");
+      }
+      return id;
+    };
+    const auto s0 = add_run("baseline", 0, 10, {3.0, 2.0, 1.0});
+    const auto band = add_run("band", 1000, 10, {3.0, 2.1, 1.0});
+    db.exec("INSERT INTO baselines (campaign_id, steps, role, seed, trial_id) VALUES (2, 3, 'preflight_a', 0, " +
+            std::to_string(s0) + "), (2, 3, 'band', 1000, " + std::to_string(band) + ")");
+    const auto cand = add_run("candidate", 0, 12, {3.0, 2.0, 1.01});
+    const auto b0 = add_run("speed_base", 0, 10, {});
+    const auto b1 = add_run("speed_base", 0, 8, {});
+    const auto c1 = add_run("speed_cand", 0, 12, {});
+    db.exec("INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, "
+            "gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1', '{\"A\":\"1\"}', 3, "
+            "'accepted', 'tolerance', 1.35, 0.15, '[" + std::to_string(cand) + "," + std::to_string(b0) + "," +
+            std::to_string(b1) + "," + std::to_string(c1) + "]')");
+    eval_id = db.getLastInsertRowid();
+  }
+  Router r(db_);
+  const auto ev = get_json(r, "/api/v1/evaluations/" + std::to_string(eval_id) + "/evidence");
+  const auto& loss = ev.at("loss");
+  EXPECT_EQ(loss.at("baseline").at("loss").size(), 3u);
+  EXPECT_EQ(loss.at("band_seeds").size(), 1u);
+  EXPECT_EQ(loss.at("candidate").at("loss").back().get<double>(), 1.01);
+  EXPECT_NEAR(loss.at("band_rms").get<double>(), std::sqrt(0.01 / 3), 1e-9);
+  EXPECT_NEAR(loss.at("limit").get<double>(), 2 * std::sqrt(0.01 / 3), 1e-9);  // default band factor
+  const auto& pairs = ev.at("pairs");
+  ASSERT_EQ(pairs.size(), 2u);  // the gate run is pair 0's candidate
+  EXPECT_DOUBLE_EQ(pairs[0].at("ratio").get<double>(), 12.0 / 10.0);
+  EXPECT_DOUBLE_EQ(pairs[1].at("ratio").get<double>(), 12.0 / 8.0);
+  EXPECT_EQ(ev.at("pairs_source"), "runs");
+  EXPECT_TRUE(ev.at("evaluation").at("speedup_lo").is_null());
+  EXPECT_EQ(r.handle("GET", "/api/v1/evaluations/99999/evidence").status, 404);
+
+  // The same evaluation once the schema records paired intervals and pairs.
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("ALTER TABLE evaluations ADD COLUMN speedup_lo REAL; ALTER TABLE evaluations ADD COLUMN speedup_hi REAL; "
+            "ALTER TABLE evaluations ADD COLUMN pairs INTEGER");
+    db.exec("UPDATE evaluations SET speedup_lo = 1.1, speedup_hi = 1.6, pairs = 2 WHERE id = " + std::to_string(eval_id));
+    db.exec("CREATE TABLE speed_pairs (id INTEGER PRIMARY KEY, campaign_id INTEGER, evaluation_id INTEGER, "
+            "config_key TEXT, steps INTEGER, pair_index INTEGER, base_trial_id INTEGER, cand_trial_id INTEGER, "
+            "base_step_s REAL, cand_step_s REAL, log_ratio REAL)");
+    db.exec("INSERT INTO speed_pairs (campaign_id, evaluation_id, config_key, steps, pair_index, base_trial_id, "
+            "cand_trial_id, base_step_s, cand_step_s, log_ratio) VALUES (2, " + std::to_string(eval_id) +
+            ", 'A=1', 3, 0, 1, 2, 0.2, 0.1, " + std::to_string(std::log(2.0)) + ")");
+  }
+  const auto v6 = get_json(r, "/api/v1/evaluations/" + std::to_string(eval_id) + "/evidence");
+  EXPECT_EQ(v6.at("evaluation").at("speedup_lo").get<double>(), 1.1);
+  EXPECT_EQ(v6.at("evaluation").at("pairs").get<int>(), 2);
+  ASSERT_EQ(v6.at("pairs").size(), 1u);
+  EXPECT_NEAR(v6.at("pairs")[0].at("ratio").get<double>(), 2.0, 1e-6);
+  EXPECT_EQ(v6.at("pairs_source"), "speed_pairs");
+  const auto sw = get_json(r, "/api/v1/campaigns/2/switches").at("switches");
+  bool found = false;
+  for (const auto& s : sw) {
+    if (s.at("evaluation_id").get<std::int64_t>() != eval_id) continue;
+    found = true;
+    EXPECT_EQ(s.at("switch"), "A");
+    EXPECT_EQ(s.at("lo").get<double>(), 1.1);
+    EXPECT_EQ(s.at("hi").get<double>(), 1.6);
+    EXPECT_EQ(s.at("interval"), "paired 95 %");
+  }
+  EXPECT_TRUE(found) << sw.dump();
+}
+
+TEST_F(DashboardRouterTest, SwitchEffectsAreTheSingleSwitchEvaluations) {
+  Router r(db_);
+  {  // a switch that requires another is evaluated with it: still that switch's own row
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec(R"(UPDATE campaigns SET manifest_json = '{"switches":[{"name":"B","requires":["A=1"]}]}' WHERE id = 2)");
+    db.exec(R"(INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, )"
+            R"(gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1,B=8', )"
+            R"('{"A":"1","B":"8"}', 3, 'accepted', 'bitwise', 1.2, 0.01, '[]'), (2, 'screen', 'A=2,B=8', )"
+            R"('{"A":"2","B":"8"}', 3, 'accepted', 'bitwise', 1.3, 0.01, '[]'))");
+    const auto two = get_json(r, "/api/v1/campaigns/2/switches").at("switches");
+    int found = 0;
+    for (const auto& s : two) {
+      if (s.at("config_key") == "A=1,B=8") {
+        ++found;
+        EXPECT_EQ(s.at("switch"), "B");
+        EXPECT_EQ(s.at("with"), json::array({"A=1"}));
+      }
+      EXPECT_NE(s.at("config_key"), "A=2,B=8");  // A=2 is not what B requires: two switches
+    }
+    EXPECT_EQ(found, 1) << two.dump();
+  }
+  const auto sw = get_json(r, "/api/v1/campaigns/1/switches").at("switches");
+  SQLite::Database db(db_, SQLite::OPEN_READONLY);
+  const int singles = db.execAndGet("SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 1 AND "
+                                    "(SELECT COUNT(*) FROM json_each(config_json)) = 1").getInt();
+  ASSERT_GT(singles, 0) << "the synthetic store should hold some single-switch evaluations";
+  EXPECT_EQ(static_cast<int>(sw.size()), singles);
+  for (std::size_t i = 0; i < sw.size(); ++i) {
+    EXPECT_EQ(sw[i].at("config_key").get<std::string>(), sw[i].at("switch").get<std::string>() + "=1");
+    EXPECT_EQ(sw[i].at("interval"), "spread");  // no paired bounds in this schema
+    EXPECT_NEAR(sw[i].at("hi").get<double>() - sw[i].at("lo").get<double>(), 0.04, 1e-9);
+    if (i) EXPECT_GE(sw[i - 1].at("speedup").get<double>(), sw[i].at("speedup").get<double>());
+  }
+}
+
+// One headline number per preset: the finals' paired figure at the target when there is
+// one, in the API and in /metrics alike.
+TEST_F(DashboardRouterTest, PresetHeadlineIsTheFinalsFigureAtTheTarget) {
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("INSERT INTO target_finals (campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, "
+            "steps, rounds, disposition, speedup, speedup_spread, trial_ids_json) SELECT campaign_id, name, budget_bytes, "
+            "evaluation_id, config_key, 32, 4, 3, 'accepted', 3.25, 0.05, '[]' FROM presets WHERE campaign_id = 2 "
+            "AND name = 'fast'");
+  }
+  Router r(db_);
+  for (const auto& p : get_json(r, "/api/v1/campaigns/2/presets").at("presets")) {
+    const auto& h = p.at("headline");
+    if (p.at("name") == "fast") {
+      EXPECT_EQ(h.at("source"), "finals");
+      EXPECT_EQ(h.at("speedup").get<double>(), 3.25);
+      EXPECT_EQ(h.at("micro_batch").get<int>(), 32);
+    } else {
+      EXPECT_EQ(h.at("source"), "evaluation");
+      EXPECT_EQ(h.at("speedup").get<double>(), p.at("speedup").get<double>());
+    }
+  }
+  EXPECT_NE(r.handle("GET", "/metrics").body.find("speedgate_preset_speedup_ratio{preset=\"fast\"} 3.25"),
+            std::string::npos);
+}
+
 TEST_F(DashboardRouterTest, MetricsUsePrometheusTextFormatWithDbValues) {
   Router r(db_);
   const auto m = r.handle("GET", "/metrics");
   EXPECT_EQ(m.status, 200);
   EXPECT_EQ(m.content_type, "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_NE(m.body.find("# TYPE speedgate_trials_total counter"), std::string::npos);
-  EXPECT_NE(m.body.find("speedgate_trials_total{disposition=\"accepted\"} " +
+  EXPECT_NE(m.body.find("# TYPE speedgate_evaluations_total counter"), std::string::npos);
+  EXPECT_NE(m.body.find("speedgate_evaluations_total{disposition=\"accepted\"} " +
                         std::to_string(counts_.accepted)), std::string::npos) << m.body;
   EXPECT_NE(m.body.find("speedgate_info{"), std::string::npos);
   EXPECT_NE(m.body.find("speedgate_preset_speedup_ratio{preset=\"fast\"}"), std::string::npos);
@@ -273,7 +480,7 @@ TEST_F(DashboardRouterTest, ServingNeverWritesTheDb) {
   const auto before = slurp(db_);
   {
     Router r(db_);
-    for (const char* path : {"/", "/metrics", "/api/v1/campaigns", "/api/v1/campaigns/1/trials",
+    for (const char* path : {"/", "/metrics", "/api/v1/campaigns", "/api/v1/campaigns/1/evaluations",
                              "/api/v1/presets", "/api/v1/series/presets", "/logs/1/stdout"}) {
       r.handle("GET", path);
     }

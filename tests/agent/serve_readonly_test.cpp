@@ -11,6 +11,7 @@
 
 #include <boost/process.hpp>
 #include <gtest/gtest.h>
+#include <SQLiteCpp/SQLiteCpp.h>
 
 #include "agent/common/files.hpp"
 #include "benchmarks/http_get.hpp"
@@ -78,6 +79,40 @@ TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
   fs::permissions(dir, fs::perms::owner_all);
   fs::remove_all(dir);
   fs::remove(err_path);
+}
+
+// A WAL database in a directory serve could write: a plain read-only open would create
+// -wal and -shm beside it and leave them; serve reads it as an immutable snapshot instead.
+TEST(ServeReadOnly, LeavesNoSideFilesBesideAWritableDb) {
+  const std::string dir = test::make_temp_dir("serve-nofiles");
+  const std::string db = dir + "/sg.db";
+  bench::SyntheticStoreSpec spec;
+  spec.campaigns = 2;
+  spec.evaluations_per_campaign = 10;
+  bench::write_synthetic_store(db, spec);
+  {
+    SQLite::Database check(db, SQLite::OPEN_READONLY);
+    ASSERT_EQ(check.execAndGet("PRAGMA journal_mode").getString(), "wal") << "the case that left side files";
+  }
+  fs::remove(db + "-wal");
+  fs::remove(db + "-shm");
+  const auto before = snapshot(dir);
+  bp::ipstream out;
+  bp::child server(test::speedgate_bin(), "serve", "--db", db, "--listen", "127.0.0.1:0", bp::std_out > out,
+                   bp::std_err > bp::null);
+  std::string url;
+  std::getline(out, url);
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u);
+  const int port = std::stoi(url.substr(std::string("http://127.0.0.1:").size()));
+  for (const char* path : {"/api/v1/campaigns", "/metrics", "/api/v1/campaigns/1/series", "/api/v1/presets",
+                           "/api/v1/campaigns/1/switches", "/api/v1/evaluations/1/evidence"}) {
+    EXPECT_EQ(bench::http_get(port, path).status, 200) << path;
+  }
+  ::kill(server.id(), SIGTERM);
+  server.wait();
+  EXPECT_EQ(server.exit_code(), 0);
+  EXPECT_EQ(snapshot(dir), before) << "serve left files beside the database";
+  fs::remove_all(dir);
 }
 
 TEST(ServeReadOnly, ListensOnLoopbackByDefault) {
