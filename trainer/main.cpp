@@ -52,12 +52,12 @@ constexpr const char* kUsage =
     "MASTER_PORT set as torchrun does (or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID under srun);\n"
     "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n";
 
-// --perturb EPS: a finite relative perturbation in [0, 0.5).
+// --perturb EPS: a finite relative perturbation in [0, 1).
 double to_fraction(const std::string& flag, const std::string& value) {
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v >= 0.5) {
-    throw BadInputError("--" + flag + " must be a number in [0, 0.5), got '" + value + "'");
+  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v >= 1) {
+    throw BadInputError("--" + flag + " must be a number in [0, 1), got '" + value + "'");
   }
   return v;
 }

@@ -239,6 +239,25 @@ json campaign_presets(SQLite::Database& db, std::int64_t campaign_id) {
   return out;
 }
 
+json campaign_gate(SQLite::Database& db, std::int64_t campaign_id) {
+  json out = {{"host_noise", json::array()}, {"rounding_bands", json::array()}};
+  if (db.tableExists("host_noise")) {  // schema 6
+    SQLite::Statement q(db,
+        "SELECT steps, micro_batch, pairs, sd_log_ratio, detectable_speedup, resolution, min_effect, max_repeats "
+        "FROM host_noise WHERE campaign_id = ? ORDER BY steps");
+    q.bind(1, campaign_id);
+    out["host_noise"] = rows(q);
+  }
+  if (db.tableExists("rounding_bands")) {
+    SQLite::Statement q(db,
+        "SELECT steps, perturb_eps, seeds, curve_rms, eval_loss_abs, grad_norm_log, seed_curve_rms "
+        "FROM rounding_bands WHERE campaign_id = ? ORDER BY steps");
+    q.bind(1, campaign_id);
+    out["rounding_bands"] = rows(q);
+  }
+  return out;
+}
+
 json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id) {
   json out = json::array();
   SQLite::Statement q(db, "SELECT options_json FROM campaigns WHERE id = ?");

@@ -58,6 +58,9 @@ std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id)
 nlohmann::json campaign_presets(SQLite::Database& db, std::int64_t campaign_id);
 // Memory budgets of a campaign: from its options, else from its presets.
 nlohmann::json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id);
+// The host's A/A noise (smallest detectable speedup) and the rounding bands per step budget;
+// empty lists before schema 6.
+nlohmann::json campaign_gate(SQLite::Database& db, std::int64_t campaign_id);
 nlohmann::json presets(SQLite::Database& db);
 // Headline speedup (preset_headline) of each preset name across campaigns (nights), oldest
 // first.

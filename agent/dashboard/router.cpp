@@ -177,6 +177,11 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
     if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
     if (what == "switches") return json_response({{"campaign_id", *id}, {"switches", switch_effects(db, *id)}});
+    if (what == "gate") {
+      json body = campaign_gate(db, *id);
+      body["campaign_id"] = *id;
+      return json_response(body);
+    }
     if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(db, *id)}});
     if (what == "finals") return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
   }

@@ -548,10 +548,10 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
                            100.0 * p->peak_bytes / baseline_projected_, speed_text);
   } else if (s.call == SpeedCall::not_faster) {
     e.disposition = Disposition::slower;
-    e.reason = "not faster: " + speed_text;
+    e.reason = v.reason + "; not faster: " + speed_text;
   } else {
     e.disposition = Disposition::inconclusive;
-    e.reason = fmt::format("inconclusive at the cap of {} pairs: {}", opt_.max_repeats, speed_text);
+    e.reason = fmt::format("{}; inconclusive at the cap of {} pairs: {}", v.reason, opt_.max_repeats, speed_text);
   }
   Evaluation done = finish(e);
   for (auto& row : speed.pairs) row.evaluation_id = done.id;

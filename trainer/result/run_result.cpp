@@ -71,6 +71,7 @@ nlohmann::json to_json(const RunResult& r) {
   if (!r.phase_peak_allocated.empty()) j["memory"]["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
   j["fingerprint"] = r.fingerprint;
   j["extra"] = r.extra;
+  if (r.extra.contains("perturb")) j["perturb"] = r.extra["perturb"];  // protocol §2
   return j;
 }
 

@@ -371,10 +371,10 @@ async function loadTable() { showTable(await fetchTable()); }
 // refresh: a poll of the campaign already shown (keeps the page, the filter and the sort).
 async function loadCampaign(id, refresh) {
   if (!refresh) { campaignId = id; pageOffset = 0; }
-  const [series, presets, page, switches] = await Promise.all([
+  const [series, presets, page, switches, gate] = await Promise.all([
     (refresh ? Promise.resolve(null) : prefetched('series', id)).then((p) => p || getJson('/api/v1/campaigns/' + id + '/series')),
     (refresh ? Promise.resolve(null) : prefetched('presets', id)).then((p) => p || getJson('/api/v1/campaigns/' + id + '/presets')),
-    fetchTable(), getJson('/api/v1/campaigns/' + id + '/switches')]);
+    fetchTable(), getJson('/api/v1/campaigns/' + id + '/switches'), getJson('/api/v1/campaigns/' + id + '/gate')]);
   if (id !== campaignId) return;  // another campaign was picked meanwhile
   mark('data');
   const sel = el('filter-disposition');
@@ -385,6 +385,7 @@ async function loadCampaign(id, refresh) {
   drawCampaignCharts(series, presets.presets, series.budgets);
   drawSwitches(switches.switches);
   showPresets(presets.presets);
+  showGate(gate);
   showTable(page);
   if (evidenceId != null && refresh) showEvidence(evidenceId);
 }
@@ -471,6 +472,19 @@ function scheduleRefresh(campaigns) {
       loadCampaign.refreshing = false;
     }
   }, REFRESH_MS);
+}
+
+// The host's noise (A/A pairs) and the rounding band per step budget: what the speed and
+// tolerance verdicts could resolve on this campaign's host.
+function showGate(gate) {
+  const parts = gate.host_noise.map((n) => n.steps + ' steps: A/A noise ' + fmt(100 * n.sd_log_ratio, 2) +
+    ' % a pair, smallest detectable speedup ' + fmt(n.detectable_speedup, 3) + '× at ' + n.max_repeats + ' pairs' +
+    (n.resolution > n.min_effect ? ' (min effect ' + fmt(100 * n.min_effect, 1) + ' % is below it)' : ''));
+  for (const b of gate.rounding_bands) {
+    parts.push(b.steps + ' steps: rounding band ' + Number(b.curve_rms).toExponential(2) + ' loss RMS (seed band ' +
+      Number(b.seed_curve_rms).toExponential(2) + ')');
+  }
+  el('gate-noise').textContent = parts.length ? 'Gate: ' + parts.join(' · ') : '';
 }
 
 function showSummary(c) {
