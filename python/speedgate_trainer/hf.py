@@ -74,8 +74,10 @@ SWITCHES = [
            default="0", identity="bitwise", doc="TrainingArguments(dataloader_num_workers=N)"),
     Switch("DATALOADER_PIN_MEMORY", default="1", identity="bitwise",
            doc="TrainingArguments(dataloader_pin_memory=...): HF's default is on"),
-    Switch("GROUP_BY_LENGTH", identity="tolerance",
-           doc="TrainingArguments(group_by_length=True): batches of similar lengths"),
+    Switch("GROUP_BY_LENGTH", identity="tolerance", effect="schedule",
+           doc="TrainingArguments(group_by_length=True): batches of similar lengths. It "
+               "changes which samples share a batch, not only rounding: a rounding-calibrated "
+               "gate should reject it"),
 ]
 
 
