@@ -19,56 +19,30 @@ import dataclasses
 import math
 import tempfile
 
-from . import cli
+from . import availability, cli
 from .switches import Switch
 
 
-def _torch_at_least(major, minor):
-    import torch
-    version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
-    return version >= (major, minor)
-
-
-def _need_compile():
-    return "" if _torch_at_least(2, 0) else "torch.compile needs torch >= 2.0"
-
-
 def _need_sdpa():
-    if not _torch_at_least(2, 1):
+    if not availability.torch_at_least(2, 1):
         return "transformers' sdpa attention needs torch >= 2.1.1"
     return ""
 
 
-def _need_fused():
-    import torch
-    if not _torch_at_least(2, 0):
-        return "adamw_torch_fused needs torch >= 2.0"
-    if not torch.cuda.is_available() and not _torch_at_least(2, 4):
-        return "adamw_torch_fused on the CPU needs torch >= 2.4"
-    return ""
-
-
-def _need_tf32():
-    import torch
-    if not torch.cuda.is_available():
-        return "tf32 needs a CUDA GPU"
-    return "" if torch.cuda.get_device_capability()[0] >= 8 else "tf32 needs an Ampere or newer GPU"
-
-
 # identity: measured on examples/hf_trainer (its README says how, and on which torch).
 SWITCHES = [
-    Switch("TORCH_COMPILE", identity="tolerance", available=_need_compile,
+    Switch("TORCH_COMPILE", identity="tolerance", available=availability.compile,
            doc="TrainingArguments(torch_compile=True)"),
     Switch("ATTN_IMPLEMENTATION", type="enum", values=["eager", "sdpa"], default="eager",
            identity="tolerance", available=_need_sdpa,
            doc="the model's attn_implementation (through model_kwargs(ctx))"),
     Switch("BF16", identity="tolerance", doc="TrainingArguments(bf16=True): bf16 autocast"),
-    Switch("TF32", identity="tolerance", available=_need_tf32,
+    Switch("TF32", identity="tolerance", available=availability.tf32,
            doc="TrainingArguments(tf32=True): TF32 matmuls on Ampere+"),
     Switch("GRADIENT_CHECKPOINTING", identity="bitwise", effect="memory",
            doc="TrainingArguments(gradient_checkpointing=True): recompute activations"),
     Switch("OPTIM", type="enum", values=["adamw_torch", "adamw_torch_fused"],
-           default="adamw_torch", identity="tolerance", available=_need_fused,
+           default="adamw_torch", identity="tolerance", available=availability.fused_adamw,
            doc="TrainingArguments(optim=...)"),
     Switch("DATALOADER_NUM_WORKERS", type="int", min=0, max=16, values=["0", "1", "2"],
            default="0", identity="bitwise", doc="TrainingArguments(dataloader_num_workers=N)"),
