@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -50,6 +51,8 @@ def tune_and_check(test, trainer, workload, size, trials, steps):
                 test.assertIn(key[3:], defaults, "%s: not the trainer's switch: %s" % (path, line))
                 if value != defaults[key[3:]]:
                     chosen[key[3:]] = value
+        print("%s: %s (accepted configurations: %s)" % (os.path.basename(path), chosen, accepted),
+              file=sys.stderr)
         with test.subTest(preset=os.path.basename(path)):
             test.assertTrue(not chosen or chosen in accepted,
                             "%s holds %s, which no accepted evaluation has (accepted: %s)"
