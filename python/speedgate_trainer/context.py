@@ -102,8 +102,8 @@ class RunContext:
         """Registers the model and optimizer whose state the result digests, and applies
         --perturb (call it before the first step). `extra_bytes`: a callable giving other
         bytes the trainer holds (CPU memory accounting)."""
-        if self.records:
-            raise RuntimeError("ctx.watch() after the first recorded step")
+        if self.records or self.model is not None:
+            raise RuntimeError("ctx.watch() twice, or after the first recorded step")
         self.model, self.optimizer = model, optimizer
         self.memory.watch(model, optimizer, extra_bytes)
         numerics.perturb_parameters(model, self.perturb, self.seed)
