@@ -4,9 +4,7 @@ trained with AdamW on the license texts Debian ships (/usr/share/common-licenses
 $SPEEDGATE_LM_CORPUS_DIR). Protocol: docs/protocol.md; switches: README.md."""
 
 import contextlib
-import inspect
 import os
-import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -14,38 +12,14 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
 import speedgate_trainer as sg  # noqa: E402
 
 
-def need_sdpa():
-    import torch.nn.functional as F
-    return "" if hasattr(F, "scaled_dot_product_attention") else "needs torch >= 2.0 (SDPA)"
-
-
-def need_compile():
-    import torch
-    if not hasattr(torch, "compile"):
-        return "needs torch >= 2.0 (torch.compile)"
-    return "" if torch.cuda.is_available() or shutil.which("cc") else "no C compiler for inductor"
-
-
-def need_fused():
-    import torch
-    if "fused" not in inspect.signature(torch.optim.AdamW).parameters:
-        return "needs torch >= 2.0 (AdamW(fused=True))"
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    try:  # torch 2.0-2.3 have no fused AdamW on the CPU
-        torch.optim.AdamW([torch.zeros(1, device=device, requires_grad=True)], fused=True)
-    except (RuntimeError, ValueError) as e:
-        return "AdamW(fused=True) on %s: %s" % (device, str(e).splitlines()[0])
-    return ""
-
-
 SWITCHES = [
-    sg.Switch("SDPA", identity="tolerance", available=need_sdpa,
+    sg.Switch("SDPA", identity="tolerance", available=sg.availability.sdpa,
               doc="F.scaled_dot_product_attention instead of the explicit softmax(QK^T)V"),
     sg.Switch("FOREACH_ADAMW", identity="bitwise", doc="AdamW(foreach=True): multi-tensor step"),
-    sg.Switch("FUSED_ADAMW", identity="tolerance", available=need_fused,
+    sg.Switch("FUSED_ADAMW", identity="tolerance", available=sg.availability.fused_adamw,
               requires=["FOREACH_ADAMW=0"], doc="AdamW(fused=True): one fused kernel"),
     sg.Switch("BF16_AUTOCAST", identity="tolerance", doc="forward under bf16 autocast"),
-    sg.Switch("COMPILE", identity="tolerance", available=need_compile,
+    sg.Switch("COMPILE", identity="tolerance", available=sg.availability.compile,
               doc="torch.compile(model) (inductor)"),
     sg.Switch("RESIDENT_DATA", identity="bitwise",
               doc="corpus kept as one tensor on the device; batches gathered there instead "
@@ -67,17 +41,21 @@ class Batches:
 
     def __init__(self, torch, data, block, seed, device, resident):
         self.torch, self.data, self.T, self.seed, self.device = torch, data, block, seed, device
-        self.resident = torch.tensor(list(data), dtype=torch.uint8, device=device) if resident else None
+        self.resident = None
+        if resident:
+            self.resident = torch.tensor(list(data), dtype=torch.uint8, device=device)
 
     def __call__(self, first, n):
         starts = [(i * 7919 + self.seed * 104729) % (len(self.data) - self.T - 1)
                   for i in range(first, first + n)]
         torch = self.torch
         if self.resident is not None:
-            idx = torch.tensor(starts, device=self.device)[:, None] + torch.arange(self.T + 1, device=self.device)
+            window = torch.arange(self.T + 1, device=self.device)
+            idx = torch.tensor(starts, device=self.device)[:, None] + window
             rows = self.resident[idx].long()
         else:
-            rows = torch.tensor([list(self.data[s:s + self.T + 1]) for s in starts], dtype=torch.long)
+            rows = torch.tensor([list(self.data[s:s + self.T + 1]) for s in starts],
+                                dtype=torch.long)
             if self.device.type == "cuda":
                 rows = rows.pin_memory().to(self.device, non_blocking=True)
         return rows[:, :-1], rows[:, 1:]
@@ -86,8 +64,9 @@ class Batches:
 def describe_size(name, cfg):
     from model import GPT, flops_per_token
     m = GPT(cfg)
-    return sg.size_info(m, flops_per_token(m, cfg) * cfg["block"], cfg["block"],
-                        cfg["default_micro_batch"], model_flops_per_token=float(flops_per_token(m, cfg)))
+    per_token = float(flops_per_token(m, cfg))
+    return sg.size_info(m, per_token * cfg["block"], cfg["block"], cfg["default_micro_batch"],
+                        model_flops_per_token=per_token)
 
 
 def train(ctx):
@@ -120,7 +99,8 @@ def train(ctx):
         for micro in range(G):
             x, y = batches(step * ctx.global_batch + (micro * ctx.world_size + ctx.rank) * B, B)
             # saved-tensor hooks count activations on the CPU; compiled graphs run without them
-            with ctx.forward(input_bytes=2 * x.numel() * 8) if not on("COMPILE") else contextlib.nullcontext():
+            account = contextlib.nullcontext() if on("COMPILE") else ctx.forward(2 * x.numel() * 8)
+            with account:
                 loss = loss_of(x, y) / G
             loss.backward()
             loss_sum += loss.detach()

@@ -10,6 +10,7 @@ Declare switches as data, write train(ctx), and hand both to run_main():
 The contract it implements is docs/protocol.md (trainer protocol 1).
 """
 
+from . import availability  # noqa: F401
 from .cli import CAPABILITIES, Trainer, Workload, main, run_main, size_info, stdout_to_stderr
 from .context import EXIT_CRASH, EXIT_NAN, EXIT_OK, EXIT_OOM, EXIT_USAGE, NonFiniteError, RunContext
 from .files import heartbeat, write_atomic, write_json_atomic

@@ -81,6 +81,7 @@ class RunContext:
         self.device = None
         self._dist = None
         self._step_start = None
+        self._ended = 0               # steps ended by end_step()
 
     # -- switches ----------------------------------------------------------------------
     def value(self, name):
@@ -101,27 +102,37 @@ class RunContext:
         """Registers the model and optimizer whose state the result digests, and applies
         --perturb (call it before the first step). `extra_bytes`: a callable giving other
         bytes the trainer holds (CPU memory accounting)."""
-        if self.records:
-            raise RuntimeError("ctx.watch() after the first recorded step")
+        if self.records or self.model is not None:
+            raise RuntimeError("ctx.watch() twice, or after the first recorded step")
         self.model, self.optimizer = model, optimizer
         self.memory.watch(model, optimizer, extra_bytes)
         numerics.perturb_parameters(model, self.perturb, self.seed)
 
     def steps(self):
         """Yields 0..steps-1; times each step and writes the heartbeat after it."""
+        for step in range(self.num_steps):
+            self.begin_step()
+            yield step
+            self.end_step()
+
+    def begin_step(self):
+        """For loops the trainer does not own (e.g. a Hugging Face Trainer's callbacks):
+        marks the start of an optimizer step; end_step() after its ctx.record()."""
         if self.perturb and self.model is None:
             raise RuntimeError("--perturb needs ctx.watch(model, optimizer) before the steps")
-        for step in range(self.num_steps):
-            self._step_start = time.perf_counter()
-            yield step
-            if self.device.type == "cuda":
-                import torch
-                torch.cuda.synchronize(self.device)
-            if len(self.records) != step + 1:
-                raise RuntimeError("step %d ended without ctx.record()" % step)
-            self.records[-1]["seconds"] = time.perf_counter() - self._step_start
-            self.memory.sample()
-            heartbeat(self.args.heartbeat, step + 1)
+        self._step_start = time.perf_counter()
+
+    def end_step(self):
+        if self.device.type == "cuda":
+            import torch
+            torch.cuda.synchronize(self.device)
+        if self._step_start is None or len(self.records) != self._ended + 1:
+            raise RuntimeError("step %d ended without begin_step() and one ctx.record()"
+                               % self._ended)
+        self.records[-1]["seconds"] = time.perf_counter() - self._step_start
+        self._step_start, self._ended = None, self._ended + 1
+        self.memory.sample()
+        heartbeat(self.args.heartbeat if self.rank == 0 else None, self._ended)
 
     def forward(self, input_bytes=0):
         """Context manager around a micro-batch's forward (memory accounting on the CPU)."""

@@ -81,6 +81,18 @@ class SwitchTest(unittest.TestCase):
         cuda = TABLE[3].manifest_entry()
         self.assertEqual((cuda["available"], cuda["unavailable_reason"]), (False, "needs CUDA"))
 
+    def test_availability_checks_answer_with_a_reason_or_nothing(self):
+        import torch
+        from speedgate_trainer import availability
+        for check in (availability.sdpa, availability.compile, availability.fused_adamw,
+                      availability.tf32):
+            with self.subTest(check=check.__name__):
+                self.assertIsInstance(check(), str)
+        self.assertEqual(availability.sdpa() == "",
+                         hasattr(torch.nn.functional, "scaled_dot_product_attention"))
+        self.assertTrue(availability.torch_at_least(1, 0))
+        self.assertFalse(availability.torch_at_least(99, 0))
+
 
 if __name__ == "__main__":
     unittest.main()
