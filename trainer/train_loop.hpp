@@ -23,6 +23,9 @@ struct RunOptions {
   int threads = 2;
   int64_t warmup_steps = 2;  // excluded from samples/s
   int64_t eval_batches = 2;
+  // > 0: before step 0 every trainable parameter element x becomes x*(1+perturb*s),
+  // s = +-1 seeded by (seed, 0x5eed) (protocol `run --perturb`). In [0, 1).
+  double perturb = 0;
 };
 
 // Fills `result` as it goes, so a caller catching an OOM or NonFiniteError still has the

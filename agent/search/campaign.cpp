@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/manifest/unknown_target.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
@@ -85,8 +86,8 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
   if (opt.plan.empty()) opt.plan = default_plan();
   opt.validate();
-  if (!manifest.find_size(opt.workload, opt.size)) {
-    throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", opt.workload, opt.size));
+  if (std::string bad = unknown_target_message(manifest, opt.workload, opt.size); !bad.empty()) {
+    throw UsageError(bad);
   }
   namespace fs = std::filesystem;
   fs::path db(opt.db_path);
