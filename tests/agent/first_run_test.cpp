@@ -54,6 +54,18 @@ TEST_F(FirstRunTest, DefaultsWriteUnderResultsAndLeaveTheCloneClean) {
   auto e = test::run_speedgate({"presets", "emit"}, clone);
   ASSERT_LE(e.code, 1) << e.err;
   EXPECT_TRUE(fs::exists(clone + "/results/presets/README.md")) << e.out;
+  // A CPU campaign's preset says so, names its trainer and how to use it with that trainer.
+  const std::string fast = read_file(clone + "/results/presets/fast.env").value_or("");
+  EXPECT_NE(fast.find("# speedgate preset 'fast' for CPU hosts (memory budget 141.00 GiB;"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("# measured on: cpu with the trainer " + fake_nightly_trainer()), std::string::npos) << fast;
+  EXPECT_NE(fast.find("# use: set -a; . results/presets/fast.env; set +a; " + fake_nightly_trainer() + " run ..."),
+            std::string::npos)
+      << fast;
+  EXPECT_EQ(fast.find("GPUs with"), std::string::npos) << fast;
+  // Its README: each switch's default, doc and its own gain from its single-switch screen.
+  const std::string md = read_file(clone + "/results/presets/README.md").value_or("");
+  EXPECT_NE(md.find("| TEXT_CACHE | `SG_TEXT_CACHE` | `0` | "), std::string::npos) << md;
+  EXPECT_NE(md.find("(`TEXT_CACHE=1`, 2 steps, evaluation "), std::string::npos) << md;
   // No --workload, --size, --trainer, --db or --presets-dir: all from the defaults.
   auto n = test::run_speedgate(small({"nightly", "--budget-minutes", "30"}), clone);
   EXPECT_EQ(n.code, 0) << n.out << n.err;
