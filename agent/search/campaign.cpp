@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/progress_sink.hpp"
 #include "agent/manifest/unknown_target.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
@@ -135,14 +136,14 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     for (const auto& name : opt.plan) ctx.run_strategy(name);
   } catch (const BudgetExhausted&) {
     budget_spent = true;
-    spdlog::info("budget spent after {} trials", evaluator.trials_run());
+    spdlog::info("budget spent after {} trainer runs", evaluator.trials_run());
   } catch (const GateFailure& e) {
     store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
     store.finish_campaign(cid);
-    if (opt.progress) fmt::print(stderr, "\n");
+    set_progress_status("");
     throw;
   }
-  if (opt.progress) fmt::print(stderr, "\n");
+  set_progress_status("");  // the status line is gone before the summary
 
   // The frontier over everything confirmed at the full step budget.
   std::vector<FrontierPoint> pts;
@@ -154,7 +155,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
   store.set_frontier(cid, frontier);
   store.finish_campaign(cid);
-  spdlog::info("campaign {} finished{}: {} trials run now, best speedup {:.3f}x", cid,
+  spdlog::info("campaign {} finished{}: {} trainer runs now, best speedup {:.3f}x", cid,
                budget_spent ? " (budget spent)" : "", evaluator.trials_run(), evaluator.best_speedup());
   return cid;
 }

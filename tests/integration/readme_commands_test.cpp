@@ -3,7 +3,8 @@
 // presets/ copied), one after another, so the first campaigns are the tiny DB the later
 // lines read. The one rewrite, so that CI stays short: a campaign's time budget becomes
 // a few trainer runs (kBudgetRewrites). `serve` runs until stopped: it must still be
-// serving after 3 s. Nothing is skipped: no line of that block needs a GPU or torchrun.
+// serving after 3 s. Lines ending in "\" continue on the next. Nothing is skipped: no
+// line of that section needs a GPU or torchrun (its two-rank example runs on Gloo).
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,7 +32,11 @@ std::vector<std::string> everyday_commands() {
   bool inside = false;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("## ", 0) == 0) inside = line == "## Everyday commands";
-    if (inside && line.rfind("    ", 0) == 0) lines.push_back(line.substr(4));
+    if (!inside || line.rfind("    ", 0) != 0) continue;
+    const bool continued = !lines.empty() && !lines.back().empty() && lines.back().back() == '\\';
+    if (continued) lines.back().back() = ' ';  // a "\" line end: one shell line
+    if (continued) lines.back() += line.substr(4);
+    else lines.push_back(line.substr(4));
   }
   return lines;
 }
