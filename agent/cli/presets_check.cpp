@@ -9,8 +9,8 @@
 #include <iostream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
@@ -37,7 +37,8 @@ std::string with_suggestion(const std::string& error, const Manifest& m) {
   const std::string tag = "unknown switch ";
   const auto at = error.find(tag);
   if (at == std::string::npos) return error;
-  const std::string name = error.substr(at + tag.size(), error.find(' ', at + tag.size()) - at - tag.size());
+  const std::string name =
+      error.substr(at + tag.size(), error.find(' ', at + tag.size()) - at - tag.size());
   std::vector<std::string> envs;
   for (const auto& s : m.switches) envs.push_back(s.env);
   for (const auto& f : m.kernel_families) envs.push_back(f.env);
@@ -49,10 +50,13 @@ class PresetsCheckCommand : public Command {
   explicit PresetsCheckCommand(CLI::App& presets) {
     app_ = presets.add_subcommand("check", "validate a preset file against a trainer manifest");
     app_->add_option("file", file_, "preset file (.env)")->required();
-    app_->add_option("--db", db_, "take the manifest from this database's latest campaign")->capture_default_str();
-    app_->add_option("--trainer", trainer_, "take the manifest from `TRAINER describe --json` instead");
-    app_->add_flag("--strict", strict_,
-                   "also fail (exit 2) when this host's trainer cannot run a switch the preset sets");
+    app_->add_option("--db", db_, "take the manifest from this database's latest campaign")
+        ->capture_default_str();
+    app_->add_option("--trainer", trainer_,
+                     "take the manifest from `TRAINER describe --json` instead");
+    app_->add_flag(
+        "--strict", strict_,
+        "also fail (exit 2) when this host's trainer cannot run a switch the preset sets");
     app_->add_flag("--json", json_, "print the verdict as JSON on stdout");
   }
   CLI::App* app() const override { return app_; }
@@ -61,7 +65,9 @@ class PresetsCheckCommand : public Command {
     std::unique_ptr<Store> store;
     Manifest m = load_manifest(store);
     auto text = read_file(file_, kMaxPresetBytes + 1);
-    if (!text) throw UsageError("cannot read preset " + file_ + " (missing, unreadable or larger than 1 MiB)");
+    if (!text)
+      throw UsageError("cannot read preset " + file_ +
+                       " (missing, unreadable or larger than 1 MiB)");
     PresetParse p = parse_preset(*text, everything_available(m));
     for (auto& e : p.errors) e = with_suggestion(e, m);
 
@@ -70,21 +76,30 @@ class PresetsCheckCommand : public Command {
     const bool foreign = preset_kind && !same_device_kind(*preset_kind, host_kind);
     std::vector<std::string> warnings;
     if (p.ok()) {
-      if (foreign) warnings.push_back(skipped_reason(*preset_kind, host_kind) + " (its speed and memory claims are that device's)");
+      if (foreign)
+        warnings.push_back(skipped_reason(*preset_kind, host_kind) +
+                           " (its speed and memory claims are that device's)");
       if (!foreign || strict_) {
         PresetParse here = parse_preset(*text, m);
-        for (const auto& e : here.errors) (strict_ ? p.errors : warnings).push_back("cannot run on this host: " + e);
+        for (const auto& e : here.errors)
+          (strict_ ? p.errors : warnings).push_back("cannot run on this host: " + e);
       }
     }
     if (json_) {
-      nlohmann::json j = {{"file", file_},         {"valid", p.ok()},       {"errors", p.errors},
-                          {"warnings", warnings},  {"config", p.config},    {"manifest_from", source_},
-                          {"host_device", host_kind}, {"preset_device", preset_kind.value_or("")},
+      nlohmann::json j = {{"file", file_},
+                          {"valid", p.ok()},
+                          {"errors", p.errors},
+                          {"warnings", warnings},
+                          {"config", p.config},
+                          {"manifest_from", source_},
+                          {"host_device", host_kind},
+                          {"preset_device", preset_kind.value_or("")},
                           {"strict", strict_}};
       std::cout << j.dump(2) << "\n";
     } else if (p.ok()) {
-      std::cout << fmt::format("{}: valid ({} switches) against the manifest of {}{}\n", file_, p.config.size(), source_,
-                               warnings.empty() ? "" : fmt::format("; {} warning(s)", warnings.size()));
+      std::cout << fmt::format(
+          "{}: valid ({} switches) against the manifest of {}{}\n", file_, p.config.size(), source_,
+          warnings.empty() ? "" : fmt::format("; {} warning(s)", warnings.size()));
     }
     for (const auto& w : warnings) spdlog::warn("{}: {}", file_, w);
     for (const auto& e : p.errors) spdlog::error("{}: {}", file_, e);
@@ -110,7 +125,8 @@ class PresetsCheckCommand : public Command {
       source_ = t + " (no campaign in " + db_ + ")";
       return describe_trainer(t);
     }
-    throw UsageError("no manifest: " + db_ + " has no campaign and no trainer was given (--trainer PATH)");
+    throw UsageError("no manifest: " + db_ +
+                     " has no campaign and no trainer was given (--trainer PATH)");
   }
 
   CLI::App* app_;

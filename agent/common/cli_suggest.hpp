@@ -33,7 +33,8 @@ inline std::vector<std::string> flag_names(CLI::App* app) {
 // "speedgate presets emit": the program's base name, then the subcommands.
 inline std::string command_path(CLI::App* app, const std::string& program) {
   std::string path;
-  for (CLI::App* a = app; a->get_parent() != nullptr; a = a->get_parent()) path = " " + a->get_name() + path;
+  for (CLI::App* a = app; a->get_parent() != nullptr; a = a->get_parent())
+    path = " " + a->get_name() + path;
   return program.substr(program.find_last_of('/') + 1) + path;
 }
 
@@ -41,7 +42,8 @@ inline std::string command_path(CLI::App* app, const std::string& program) {
 
 // A better message than CLI11's for an unknown subcommand or flag in argv, found by
 // walking argv through the subcommand tree; `fallback` (CLI11's own) otherwise.
-inline std::string explain_cli_error(CLI::App& app, int argc, const char* const* argv, const std::string& fallback) {
+inline std::string explain_cli_error(CLI::App& app, int argc, const char* const* argv,
+                                     const std::string& fallback) {
   CLI::App* cur = &app;
   const std::string program = argc > 0 ? argv[0] : "";
   for (int i = 1; i < argc; ++i) {
@@ -50,13 +52,14 @@ inline std::string explain_cli_error(CLI::App& app, int argc, const char* const*
     if (t.size() > 1 && t[0] == '-') {
       const std::string name = t.substr(0, t.find('='));
       const CLI::Option* opt = nullptr;
-      for (CLI::App* a = cur; a != nullptr && opt == nullptr; a = a->get_parent()) opt = a->get_option_no_throw(name);
+      for (CLI::App* a = cur; a != nullptr && opt == nullptr; a = a->get_parent())
+        opt = a->get_option_no_throw(name);
       if (opt == nullptr) {
         const std::string bare = name.substr(name.find_first_not_of('-'));
         std::vector<std::string> bare_names;
         for (const auto& n : cli_detail::flag_names(cur)) bare_names.push_back(n.substr(2));
-        return "unknown flag " + name + did_you_mean(bare, bare_names, "--") + " (`" + cli_detail::command_path(cur, program) +
-               " --help` lists them)";
+        return "unknown flag " + name + did_you_mean(bare, bare_names, "--") + " (`" +
+               cli_detail::command_path(cur, program) + " --help` lists them)";
       }
       if (opt->get_type_size() != 0 && t.find('=') == std::string::npos) ++i;  // its value
       continue;
@@ -68,7 +71,8 @@ inline std::string explain_cli_error(CLI::App& app, int argc, const char* const*
       if (s->check_name(t)) next = s;
     }
     if (next == nullptr) {
-      return "unknown command '" + t + "'" + did_you_mean(t, subs) + " (commands: " + join_names(subs) + ")";
+      return "unknown command '" + t + "'" + did_you_mean(t, subs) +
+             " (commands: " + join_names(subs) + ")";
     }
     cur = next;
   }

@@ -21,18 +21,25 @@ std::shared_ptr<ProgressSink>& installed() {
 const char* level_color(spdlog::level::level_enum l) {
   switch (l) {
     case spdlog::level::trace:
-    case spdlog::level::debug: return "\033[36m";
-    case spdlog::level::info: return "\033[32m";
-    case spdlog::level::warn: return "\033[33m\033[1m";
-    case spdlog::level::err: return "\033[31m\033[1m";
-    case spdlog::level::critical: return "\033[1m\033[41m";
-    default: return "";
+    case spdlog::level::debug:
+      return "\033[36m";
+    case spdlog::level::info:
+      return "\033[32m";
+    case spdlog::level::warn:
+      return "\033[33m\033[1m";
+    case spdlog::level::err:
+      return "\033[31m\033[1m";
+    case spdlog::level::critical:
+      return "\033[1m\033[41m";
+    default:
+      return "";
   }
 }
 
 }  // namespace
 
-ProgressSink::ProgressSink(std::FILE* out, bool terminal, bool color) : out_(out), terminal_(terminal), color_(color) {}
+ProgressSink::ProgressSink(std::FILE* out, bool terminal, bool color)
+    : out_(out), terminal_(terminal), color_(color) {}
 
 void ProgressSink::set_status(const std::string& line) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -86,16 +93,17 @@ std::string short_duration(double s) {
   return fmt::format("{}h{:02}m", t / 3600, (t % 3600) / 60);
 }
 
-std::string progress_line(int trials_run, int budget_trials, double budget_minutes, double best_speedup,
-                          double elapsed_s, const std::string& what) {
+std::string progress_line(int trials_run, int budget_trials, double budget_minutes,
+                          double best_speedup, double elapsed_s, const std::string& what) {
   std::string eta = "?";
   if (budget_trials > 0 && trials_run > 0) {
     eta = short_duration(elapsed_s / trials_run * std::max(0, budget_trials - trials_run));
   } else if (budget_minutes > 0) {
     eta = "≤ " + short_duration(budget_minutes * 60 - elapsed_s) + " (budget)";
   }
-  std::string line = fmt::format("trial {}{}  best {:.3f}x  ETA {}  ", trials_run,
-                                 budget_trials > 0 ? "/" + std::to_string(budget_trials) : std::string(), best_speedup, eta);
+  std::string line = fmt::format(
+      "trial {}{}  best {:.3f}x  ETA {}  ", trials_run,
+      budget_trials > 0 ? "/" + std::to_string(budget_trials) : std::string(), best_speedup, eta);
   constexpr std::size_t kWidth = 100;
   if (line.size() < kWidth) line += what.substr(0, kWidth - line.size());
   return line;

@@ -53,8 +53,8 @@ void set_progress_status(const std::string& line);
 // The ETA is the mean wall time per trainer run so far times the runs left when the
 // budget is in runs; with a time budget it is "<= the budget left" (the plan may end
 // sooner); "?" with neither or before the first run. `what` is cut to fit 100 columns.
-std::string progress_line(int trials_run, int budget_trials, double budget_minutes, double best_speedup,
-                          double elapsed_s, const std::string& what);
+std::string progress_line(int trials_run, int budget_trials, double budget_minutes,
+                          double best_speedup, double elapsed_s, const std::string& what);
 
 // "45s", "3m05s", "1h02m"
 std::string short_duration(double seconds);

@@ -11,7 +11,9 @@ namespace sg {
 
 // Levenshtein distance, case-insensitive (an adjacent swap counts 1: "trails"/"trials").
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
   const std::size_t n = a.size(), m = b.size();
   std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
   for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
@@ -20,7 +22,8 @@ inline std::size_t edit_distance(const std::string& a, const std::string& b) {
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1])) {
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
@@ -30,14 +33,16 @@ inline std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 // The known names within max(1, size/3) edits of `word`, closest first (ties in the
 // given order); empty when nothing is close.
-inline std::vector<std::string> closest_names(const std::string& word, const std::vector<std::string>& names) {
+inline std::vector<std::string> closest_names(const std::string& word,
+                                              const std::vector<std::string>& names) {
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   std::vector<std::pair<std::size_t, std::string>> near;
   for (const auto& n : names) {
     const std::size_t dist = edit_distance(word, n);
     if (dist <= limit && dist > 0) near.emplace_back(dist, n);
   }
-  std::stable_sort(near.begin(), near.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [dist, n] : near) {
     if (out.size() < 3) out.push_back(n);

@@ -9,6 +9,7 @@ namespace sg::agent {
 
 // "" when the manifest has `workload` with `size`, else e.g. "the trainer has no
 // workload 'wma'; did you mean 'wam'? (workloads: wam, lm, lm_osft)".
-std::string unknown_target_message(const Manifest& m, const std::string& workload, const std::string& size);
+std::string unknown_target_message(const Manifest& m, const std::string& workload,
+                                   const std::string& size);
 
 }  // namespace sg::agent

@@ -10,7 +10,8 @@ namespace sg::agent {
 
 std::string device_kind(const nlohmann::json& fp) {
   auto str = [&](const char* k) {
-    return fp.is_object() && fp.contains(k) && fp[k].is_string() ? fp[k].get<std::string>() : std::string();
+    return fp.is_object() && fp.contains(k) && fp[k].is_string() ? fp[k].get<std::string>()
+                                                                 : std::string();
   };
   const std::string device = str("device"), name = str("device_name");
   if (device.rfind("cpu", 0) == 0) return "cpu";
@@ -40,7 +41,8 @@ std::string host_device_kind(Store* store, const Manifest& manifest) {
       SQLite::Statement q(store->db(), "SELECT fingerprint_json FROM environments WHERE id = ?");
       q.bind(1, *c->environment_id);
       if (q.executeStep()) {
-        std::string kind = device_kind(nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false));
+        std::string kind =
+            device_kind(nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false));
         if (!kind.empty()) return kind;
       }
     }

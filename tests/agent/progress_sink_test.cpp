@@ -77,11 +77,13 @@ TEST(ProgressLine, EtaFromMeasuredTrialTimes) {
   // 10 runs in 50 s: 5 s each, 30 left.
   EXPECT_EQ(progress_line(10, 40, 0, 1.107, 50.0, "accepted TEXT_CACHE=1"),
             "trial 10/40  best 1.107x  ETA 2m30s  accepted TEXT_CACHE=1");
-  EXPECT_EQ(progress_line(0, 40, 0, 1.0, 0.0, "baseline"), "trial 0/40  best 1.000x  ETA ?  baseline");
+  EXPECT_EQ(progress_line(0, 40, 0, 1.0, 0.0, "baseline"),
+            "trial 0/40  best 1.000x  ETA ?  baseline");
 }
 
 TEST(ProgressLine, TimeBudgetIsAnUpperBound) {
-  EXPECT_EQ(progress_line(3, 0, 10, 1.0, 130.0, "screen"), "trial 3  best 1.000x  ETA ≤ 7m50s (budget)  screen");
+  EXPECT_EQ(progress_line(3, 0, 10, 1.0, 130.0, "screen"),
+            "trial 3  best 1.000x  ETA ≤ 7m50s (budget)  screen");
 }
 
 TEST(ProgressLine, CutToAHundredColumns) {

@@ -41,14 +41,16 @@ struct CliSuggestTest : ::testing::Test {
 };
 
 TEST_F(CliSuggestTest, UnknownCommandNamesTheClosestAndListsAll) {
-  EXPECT_EQ(explain({"tunee"}), "unknown command 'tunee'; did you mean 'tune'? (commands: tune, presets)");
+  EXPECT_EQ(explain({"tunee"}),
+            "unknown command 'tunee'; did you mean 'tune'? (commands: tune, presets)");
   EXPECT_EQ(explain({"presets", "emitt"}),
             "unknown command 'emitt'; did you mean 'emit'? (commands: emit, check)");
 }
 
 TEST_F(CliSuggestTest, UnknownFlagNamesTheClosest) {
   EXPECT_EQ(explain({"tune", "--budget-trails", "5"}),
-            "unknown flag --budget-trails; did you mean '--budget-trials'? (`speedgate tune --help` lists them)");
+            "unknown flag --budget-trails; did you mean '--budget-trials'? (`speedgate tune "
+            "--help` lists them)");
   EXPECT_EQ(explain({"tune", "--budget-trials", "5"}), "fallback");
 }
 

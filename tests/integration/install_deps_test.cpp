@@ -25,22 +25,30 @@ TEST(InstallDeps, UnknownOptionIsAUsageError) {
 
 TEST(InstallDeps, NoServiceLeftEnabled) {
   for (const char* s : kServices) {
-    if (run_command(std::string("dpkg-query -W -f='${Status}' ") + s + " | grep -q 'install ok installed'").exit_code != 0) {
-      GTEST_SKIP() << s << " is not installed: the script would need apt (scripts/test.sh runs it with --test)";
+    if (run_command(std::string("dpkg-query -W -f='${Status}' ") + s +
+                    " | grep -q 'install ok installed'")
+            .exit_code != 0) {
+      GTEST_SKIP()
+          << s
+          << " is not installed: the script would need apt (scripts/test.sh runs it with --test)";
     }
   }
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to disable services";
   const auto r = run_command("bash " + kScript + " --test 2>&1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  ASSERT_NE(r.out.find("all Debian packages present"), std::string::npos) << "reached apt:\n" << r.out;
+  ASSERT_NE(r.out.find("all Debian packages present"), std::string::npos) << "reached apt:\n"
+                                                                          << r.out;
   const bool systemd = std::filesystem::is_directory("/run/systemd/system");
   for (const char* s : kServices) {
     if (systemd) {
-      EXPECT_NE(run_command(std::string("systemctl is-enabled --quiet ") + s).exit_code, 0) << s << " enabled";
-      EXPECT_NE(run_command(std::string("systemctl is-active --quiet ") + s).exit_code, 0) << s << " running";
+      EXPECT_NE(run_command(std::string("systemctl is-enabled --quiet ") + s).exit_code, 0)
+          << s << " enabled";
+      EXPECT_NE(run_command(std::string("systemctl is-active --quiet ") + s).exit_code, 0)
+          << s << " running";
     } else {
-      const auto links = run_command(std::string("ls /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d | grep -E '^S[0-9]+") +
-                                     s + "$'");
+      const auto links = run_command(
+          std::string("ls /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d | grep -E '^S[0-9]+") + s +
+          "$'");
       EXPECT_EQ(links.out, "") << s << " still starts at boot";
     }
   }

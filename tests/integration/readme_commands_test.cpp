@@ -21,8 +21,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::pair<std::string, std::string>> kBudgetRewrites = {
-    {"tune --workload wam --size tiny --budget-minutes 10", "tune --workload wam --size tiny --budget-trials 8"},
-    {"tune --workload lm --size tiny --budget-minutes 10", "tune --workload lm --size tiny --budget-trials 6"},
+    {"tune --workload wam --size tiny --budget-minutes 10",
+     "tune --workload wam --size tiny --budget-trials 8"},
+    {"tune --workload lm --size tiny --budget-minutes 10",
+     "tune --workload lm --size tiny --budget-trials 6"},
     {"nightly --budget-minutes 60", "nightly --budget-minutes 0.5"},
 };
 
@@ -35,8 +37,10 @@ std::vector<std::string> everyday_commands() {
     if (!inside || line.rfind("    ", 0) != 0) continue;
     const bool continued = !lines.empty() && !lines.back().empty() && lines.back().back() == '\\';
     if (continued) lines.back().back() = ' ';  // a "\" line end: one shell line
-    if (continued) lines.back() += line.substr(4);
-    else lines.push_back(line.substr(4));
+    if (continued)
+      lines.back() += line.substr(4);
+    else
+      lines.push_back(line.substr(4));
   }
   return lines;
 }
@@ -56,20 +60,25 @@ TEST(ReadmeCommands, EverydayCommandsRunAsWritten) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const fs::path root = tmpl;
   fs::create_directory_symlink(fs::path(SPEEDGATE_BIN_DIR).parent_path(), root / "build");
-  fs::copy(fs::path(SPEEDGATE_SOURCE_DIR) / "presets", root / "presets", fs::copy_options::recursive);
+  fs::copy(fs::path(SPEEDGATE_SOURCE_DIR) / "presets", root / "presets",
+           fs::copy_options::recursive);
   for (const auto& line : lines) {
     std::string cmd = command_of(line);
     for (const auto& [from, to] : kBudgetRewrites) {
       if (const auto at = cmd.find(from); at != std::string::npos) cmd.replace(at, from.size(), to);
     }
     const bool serves = cmd.find("speedgate serve") != std::string::npos;
-    const std::string shell = "cd '" + root.string() + "' && " + (serves ? "timeout 3 " : "") + "sh -c '" + cmd + "' 2>&1";
+    const std::string shell = "cd '" + root.string() + "' && " + (serves ? "timeout 3 " : "") +
+                              "sh -c '" + cmd + "' 2>&1";
     const auto r = run_command(shell);
-    const bool campaign = cmd.find(" tune ") != std::string::npos || cmd.find(" nightly ") != std::string::npos;
+    const bool campaign =
+        cmd.find(" tune ") != std::string::npos || cmd.find(" nightly ") != std::string::npos;
     if (serves) {
       EXPECT_EQ(r.exit_code, 124) << cmd << " stopped serving:\n" << r.out;
     } else if (campaign) {
-      EXPECT_LE(r.exit_code, 1) << cmd << ": exit 1 is a result (a budget without a preset), 2 a usage error\n" << r.out;
+      EXPECT_LE(r.exit_code, 1)
+          << cmd << ": exit 1 is a result (a budget without a preset), 2 a usage error\n"
+          << r.out;
     } else {
       EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out;
     }

@@ -8,21 +8,26 @@
 namespace sg::test {
 namespace {
 
-CommandResult trainer(const std::string& args) { return run_command(bin("speedgate-train") + " " + args + " 2>&1"); }
+CommandResult trainer(const std::string& args) {
+  return run_command(bin("speedgate-train") + " " + args + " 2>&1");
+}
 
 TEST(TrainerCli, HelpAtEveryLevelExitsZero) {
-  for (const char* level : {"--help", "help", "describe --help", "run --help", "kernel-trial --help", "run -h"}) {
+  for (const char* level :
+       {"--help", "help", "describe --help", "run --help", "kernel-trial --help", "run -h"}) {
     const auto r = trainer(level);
     EXPECT_EQ(r.exit_code, 0) << level << ": " << r.out;
-    EXPECT_NE(r.out.find("Exit codes: 0 ok, 1 crash, 2 usage"), std::string::npos) << level << ": " << r.out;
+    EXPECT_NE(r.out.find("Exit codes: 0 ok, 1 crash, 2 usage"), std::string::npos)
+        << level << ": " << r.out;
   }
 }
 
 TEST(TrainerCli, RunHelpListsEveryFlagWithItsDefault) {
   const auto r = trainer("run --help");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  for (const char* flag : {"--workload", "--size", "--steps", "--seed", "--micro-batch", "--grad-accum", "--result",
-                           "--preset", "--heartbeat", "--threads", "--warmup-steps", "--eval-batches", "--perturb"}) {
+  for (const char* flag :
+       {"--workload", "--size", "--steps", "--seed", "--micro-batch", "--grad-accum", "--result",
+        "--preset", "--heartbeat", "--threads", "--warmup-steps", "--eval-batches", "--perturb"}) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("=wam"), std::string::npos) << "defaults are shown:\n" << r.out;
@@ -47,7 +52,8 @@ TEST(TrainerCli, UsageErrorsExitTwoAndSayWhatIsWrong) {
       {"run --perturb 1 --result /tmp/x.json", "--perturb must be >= 0 and < 1"},
       {"run --perturb -0.1 --result /tmp/x.json", "--perturb must be >= 0 and < 1"},
       {"describe", "describe needs --json"},
-      {"kernel-trial --size tiny --family ROPE --bogus 1 --result /tmp/x.json", "unknown flag --bogus"},
+      {"kernel-trial --size tiny --family ROPE --bogus 1 --result /tmp/x.json",
+       "unknown flag --bogus"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = trainer(args);
