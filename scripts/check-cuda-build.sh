@@ -4,7 +4,7 @@
 # are caught without a GPU. The torch venv lives in .venv-cuda/ (git-ignored).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bash "$root/scripts/install-deps.sh" --cuda-venv
+bash "$root/scripts/install-deps.sh" --test --cuda-venv  # it compiles the tests too
 prefix=$("$root/.venv-cuda/bin/python" -c 'import torch;print(torch.utils.cmake_prefix_path)')
 site=$(cd "$prefix/../../.." && pwd)
 nccl_inc=""

@@ -2,37 +2,51 @@
 
 #include "trainer/errors.hpp"
 
-#include <stdexcept>
+#include <string>
 
 namespace sg::trainer {
 
-std::vector<std::pair<std::string, std::string>> parse_flags(const std::vector<std::string>& args) {
-  std::vector<std::pair<std::string, std::string>> flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) throw BadInputError("unexpected argument '" + a + "'");
-    std::string name = a.substr(2), value;
-    const auto eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      if (i + 1 >= args.size()) throw BadInputError("--" + name + " needs a value");
-      value = args[++i];
-    }
-    flags.emplace_back(name, value);
-  }
-  return flags;
+void add_run_options(CLI::App& run, RunOptions& o) {
+  run.add_option("--workload", o.workload, "workload: wam, lm or lm_osft (docs/workloads.md)")
+      ->capture_default_str();
+  run.add_option("--size", o.size, "size of the workload (describe --json lists them)")
+      ->capture_default_str();
+  run.add_option("--steps", o.steps, "optimizer steps")->capture_default_str();
+  run.add_option("--seed", o.seed, "seed of weights, data order and dropout")
+      ->capture_default_str();
+  run.add_option("--micro-batch", o.micro_batch,
+                 "samples per rank and step (0 = the size's default)")
+      ->capture_default_str();
+  run.add_option("--grad-accum", o.grad_accum, "micro-batches accumulated per optimizer step")
+      ->capture_default_str();
+  run.add_option("--result", o.result_path,
+                 "where to write the result JSON (required; written atomically)");
+  run.add_option("--preset", o.preset_path,
+                 "preset file of SG_* switches (applied over the environment's)");
+  run.add_option("--heartbeat", o.heartbeat_path, "file touched after every step (rank 0)");
+  run.add_option("--threads", o.threads, "intra-op CPU threads")->capture_default_str();
+  run.add_option("--warmup-steps", o.warmup_steps, "first steps left out of samples/s")
+      ->capture_default_str();
+  run.add_option("--eval-batches", o.eval_batches, "held-out batches evaluated after training")
+      ->capture_default_str();
+  run.add_option(
+         "--perturb", o.perturb,
+         "before step 0 multiply every trainable parameter element by 1+EPS*(+-1), signs seeded by "
+         "--seed (0 = off; measures the rounding band, docs/protocol.md)")
+      ->capture_default_str();
 }
 
-int64_t to_int(const std::string& flag, const std::string& v) {
-  try {
-    size_t used = 0;
-    const long long n = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return n;
-  } catch (const std::exception&) {
-    throw BadInputError("--" + flag + " needs an integer, got '" + v + "'");
+void check_run_options(const RunOptions& o) {
+  if (o.result_path.empty()) throw BadInputError("--result PATH is required");
+  if (o.micro_batch < 0 || o.steps < 1 || o.grad_accum < 1 || o.warmup_steps < 0 ||
+      o.eval_batches < 0) {
+    throw BadInputError(
+        "--steps/--grad-accum must be >= 1, --micro-batch/--warmup-steps/--eval-batches >= 0");
+  }
+  if (o.threads < 1)
+    throw BadInputError("--threads must be >= 1, got " + std::to_string(o.threads));
+  if (!(o.perturb >= 0 && o.perturb < 1)) {
+    throw BadInputError("--perturb must be >= 0 and < 1, got " + std::to_string(o.perturb));
   }
 }
 

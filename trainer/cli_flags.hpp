@@ -1,16 +1,19 @@
-// Command-line flags of the trainer's commands: `--name value` or `--name=value`, in
-// order (a flag may repeat). Throws BadInputError for a stray argument or a flag
-// without its value; to_int for a value that is not a whole integer.
+// The trainer's command line on CLI11, like speedgate's: --help at every level with
+// the defaults shown, --version, exit 2 for a usage error naming the bad flag (and the
+// closest existing ones). The flags are declared once here; main.cpp runs them.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <vector>
+#include <CLI/CLI.hpp>
+
+#include "trainer/train_loop.hpp"
 
 namespace sg::trainer {
 
-std::vector<std::pair<std::string, std::string>> parse_flags(const std::vector<std::string>& args);
-int64_t to_int(const std::string& flag, const std::string& value);
+// `run`'s flags, bound to `o` (whose initial values are the defaults --help shows).
+void add_run_options(CLI::App& run, RunOptions& o);
+
+// What CLI11 cannot say: --result given, ranges that depend on each other.
+// Throws BadInputError naming the flag.
+void check_run_options(const RunOptions& o);
 
 }  // namespace sg::trainer

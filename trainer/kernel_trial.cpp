@@ -3,7 +3,6 @@
 #include "kernels/ops/kernel_ops.hpp"
 #include "kernels/timing/op_cases.hpp"
 #include "kernels/timing/op_timer.hpp"
-#include "trainer/cli_flags.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/result/run_result.hpp"
@@ -21,14 +20,6 @@ namespace {
 constexpr int kInputSets = 3;
 constexpr const char* kPlain = "plain";
 
-struct KernelTrialOptions {
-  std::string workload = "wam", size, family, result_path, heartbeat_path;
-  int64_t micro_batch = 0;  // 0: the size's default
-  std::vector<std::string> variants;  // "plain" or a parameter string; empty: plain + every legal one
-  sg::kernels::TimerOptions timer;
-  int threads = 2;
-};
-
 // One requested variant, resolved before anything runs.
 struct Requested {
   std::string text;  // as given ("plain" or canonical "threads=128,vec=2")
@@ -36,21 +27,7 @@ struct Requested {
   sg::kernels::ParamValues params;
 };
 
-KernelTrialOptions parse_kernel_trial(const std::vector<std::string>& args) {
-  KernelTrialOptions o;
-  for (const auto& [name, v] : parse_flags(args)) {
-    if (name == "workload") o.workload = v;
-    else if (name == "size") o.size = v;
-    else if (name == "family") o.family = v;
-    else if (name == "micro-batch") o.micro_batch = to_int(name, v);
-    else if (name == "variant") o.variants.push_back(v);
-    else if (name == "repeats") o.timer.repeats = static_cast<int>(to_int(name, v));
-    else if (name == "warmup") o.timer.warmup = static_cast<int>(to_int(name, v));
-    else if (name == "threads") o.threads = static_cast<int>(to_int(name, v));
-    else if (name == "result") o.result_path = v;
-    else if (name == "heartbeat") o.heartbeat_path = v;
-    else throw BadInputError("unknown flag --" + name);
-  }
+void check_kernel_trial(const KernelTrialOptions& o) {
   if (o.result_path.empty()) throw BadInputError("--result PATH is required");
   if (o.workload != "wam") throw BadInputError("kernel-trial: workload '" + o.workload + "' has no kernel families (wam has)");
   if (o.size.empty()) throw BadInputError("--size is required");
@@ -58,7 +35,6 @@ KernelTrialOptions parse_kernel_trial(const std::vector<std::string>& args) {
   if (o.micro_batch < 0 || o.timer.repeats < 1 || o.timer.warmup < 0 || o.threads < 1) {
     throw BadInputError("--micro-batch must be >= 0, --repeats and --threads >= 1, --warmup >= 0");
   }
-  return o;
 }
 
 // `fused` = the family's fused variant can run here (built in, and the device is CUDA).
@@ -166,13 +142,28 @@ nlohmann::json run_trial(const KernelTrialOptions& o, const sg::kernels::FamilyI
 
 }  // namespace
 
-int kernel_trial_command(const std::vector<std::string>& args) {
-  KernelTrialOptions o;
+void add_kernel_trial_options(CLI::App& app, KernelTrialOptions& o) {
+  app.add_option("--workload", o.workload, "workload (only wam has kernel families)")->capture_default_str();
+  app.add_option("--size", o.size, "size whose layer shapes are timed (required)");
+  app.add_option("--micro-batch", o.micro_batch, "samples (0 = the size's default)")->capture_default_str();
+  app.add_option("--family", o.family, "kernel family (describe --json lists them; required)");
+  app.add_option("--variant", o.variants, "plain or PARAMS (e.g. threads=128,vec=2), repeatable; default: plain and "
+                                          "every legal variant")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--repeats", o.timer.repeats, "timed repetitions per variant")->capture_default_str();
+  app.add_option("--warmup", o.timer.warmup, "untimed repetitions first")->capture_default_str();
+  app.add_option("--threads", o.threads, "intra-op CPU threads")->capture_default_str();
+  app.add_option("--result", o.result_path, "where to write the result JSON (required)");
+  app.add_option("--heartbeat", o.heartbeat_path, "file touched while it runs");
+}
+
+int kernel_trial_command(const KernelTrialOptions& options) {
+  KernelTrialOptions o = options;
   std::vector<Requested> variants;
   const sg::kernels::FamilyInfo* fam = nullptr;
   Runtime rt;
   try {
-    o = parse_kernel_trial(args);
+    check_kernel_trial(o);
     wam_config(o.size);  // throws for an unknown size
     for (const auto& f : sg::kernels::families()) {
       if (f.name == o.family) fam = &f;

@@ -5,11 +5,27 @@
 // 3 out of memory, 1 crash.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "kernels/timing/op_timer.hpp"
+
 namespace sg::trainer {
 
-int kernel_trial_command(const std::vector<std::string>& args);
+struct KernelTrialOptions {
+  std::string workload = "wam", size, family, result_path, heartbeat_path;
+  int64_t micro_batch = 0;  // 0: the size's default
+  std::vector<std::string> variants;  // "plain" or a parameter string; empty: plain + every legal one
+  sg::kernels::TimerOptions timer;
+  int threads = 2;
+};
+
+// `kernel-trial`'s flags, bound to `o` (its initial values are the defaults --help shows).
+void add_kernel_trial_options(CLI::App& app, KernelTrialOptions& o);
+
+int kernel_trial_command(const KernelTrialOptions& options);
 
 }  // namespace sg::trainer

@@ -1,13 +1,9 @@
 // speedgate-train: the reference trainer of the speedgate protocol (docs/protocol.md).
-//   speedgate-train describe --json
-//   speedgate-train run --workload W --size S --steps N --seed S --micro-batch B
-//                       --grad-accum G --result PATH [--preset FILE] [--heartbeat PATH]
-//                       [--threads T] [--warmup-steps K] [--eval-batches E]
-//   speedgate-train kernel-trial --workload wam --size S --micro-batch B --family F
-//                       --result PATH [--variant PARAMS ...] [--repeats N] [--warmup K]
+//   speedgate-train describe --json | run ... | kernel-trial ...   (--help at every level)
 // Exit codes: 0 ok, 2 usage/bad input, 3 out of memory, 4 non-finite loss, 1 crash.
 // Distributed runs (WORLD_SIZE > 1, torchrun's variables; docs/protocol.md "Distributed
 // runs"): every rank runs this; rank 0 alone writes the result file and the heartbeat.
+#include "agent/common/cli_suggest.hpp"
 #include "trainer/cli_flags.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/kernel_trial.hpp"
@@ -19,12 +15,8 @@
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/train_loop.hpp"
 
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
-#include <map>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -36,70 +28,25 @@ constexpr int kExitUsage = 2;
 constexpr int kExitOom = 3;
 constexpr int kExitNonFinite = 4;
 
-constexpr const char* kUsage =
-    "usage: speedgate-train describe --json\n"
-    "       speedgate-train run --workload wam|lm|lm_osft --size S --steps N --seed S\n"
-    "                           --micro-batch B --grad-accum G --result PATH [--preset FILE]\n"
-    "                           [--heartbeat PATH] [--threads T] [--warmup-steps K] [--eval-batches E]\n"
-    "                           [--perturb EPS]\n"
-    "       speedgate-train kernel-trial --workload wam --size S --micro-batch B --family F --result PATH\n"
-    "                           [--variant plain|PARAMS ...] [--repeats N] [--warmup K] [--threads T]\n"
-    "                           [--heartbeat PATH]   (times a kernel family's variants; docs/protocol.md)\n"
-    "Sizes: wam tiny|small|base|wam5b; lm and lm_osft tiny|small|1b|3b (docs/workloads.md).\n"
+// Below every --help: what the flags cannot say.
+constexpr const char* kFooter =
     "Switches come from SG_* environment variables or --preset (see describe --json); a switch\n"
     "set to a non-default value must apply to the workload (its manifest 'workloads').\n"
     "Distributed: one process per rank with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,\n"
     "MASTER_PORT set as torchrun does (or SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID under srun);\n"
-    "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n";
-
-// --perturb EPS: a finite relative perturbation in [0, 1).
-double to_fraction(const std::string& flag, const std::string& value) {
-  char* end = nullptr;
-  const double v = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0 || v >= 1) {
-    throw BadInputError("--" + flag + " must be a number in [0, 1), got '" + value + "'");
-  }
-  return v;
-}
-
-RunOptions parse_run(const std::vector<std::string>& args) {
-  std::map<std::string, std::string> flags;
-  for (auto& [name, value] : parse_flags(args)) flags[name] = value;  // the last one counts
-  RunOptions o;
-  for (const auto& [name, v] : flags) {
-    if (name == "workload") o.workload = v;
-    else if (name == "size") o.size = v;
-    else if (name == "steps") o.steps = to_int(name, v);
-    else if (name == "seed") o.seed = to_int(name, v);
-    else if (name == "micro-batch") o.micro_batch = to_int(name, v);
-    else if (name == "grad-accum") o.grad_accum = to_int(name, v);
-    else if (name == "result") o.result_path = v;
-    else if (name == "preset") o.preset_path = v;
-    else if (name == "heartbeat") o.heartbeat_path = v;
-    else if (name == "threads") o.threads = static_cast<int>(to_int(name, v));
-    else if (name == "warmup-steps") o.warmup_steps = to_int(name, v);
-    else if (name == "eval-batches") o.eval_batches = to_int(name, v);
-    else if (name == "perturb") o.perturb = to_fraction(name, v);
-    else throw BadInputError("unknown flag --" + name);
-  }
-  if (o.result_path.empty()) throw BadInputError("--result PATH is required");
-  if (o.micro_batch < 0 || o.steps < 1 || o.grad_accum < 1 || o.warmup_steps < 0 || o.eval_batches < 0) {
-    throw BadInputError("--steps/--grad-accum must be >= 1, --micro-batch/--warmup-steps/--eval-batches >= 0");
-  }
-  return o;
-}
+    "rank 0 writes the result. SPEEDGATE_DIST_TIMEOUT_S bounds every collective (default 300).\n"
+    "Exit codes: 0 ok, 1 crash, 2 usage or bad input, 3 out of memory, 4 non-finite loss.";
 
 void write_result(const RunOptions& o, const RunResult& r) {
   write_file_atomically(o.result_path, to_json(r).dump(2) + "\n");
 }
 
-int run_command(const std::vector<std::string>& args) {
+int run_command(RunOptions opt) {
   install_cpu_memory_tracker();
-  RunOptions opt;
   Switches sw;
   Runtime rt;
   try {
-    opt = parse_run(args);
+    check_run_options(opt);
     sw = resolve_switches(sg_environment(), opt.preset_path);
     validate_run_target(opt, sw);
     rt = setup_runtime(opt.threads, sw);
@@ -144,28 +91,51 @@ int run_command(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage;
-    return args.empty() ? kExitUsage : kExitOk;
+  CLI::App app{"speedgate-train: the reference trainer of the speedgate protocol (docs/protocol.md)."};
+  app.set_version_flag("--version", [] {
+    const auto m = build_manifest();
+    return "speedgate-train " + m.at("version").get<std::string>() + " (" + m.at("build").at("git_sha").get<std::string>() +
+           ", torch " + m.at("build").at("torch").get<std::string>() +
+           (m.at("build").at("cuda").get<bool>() ? ", CUDA)" : ", CPU)");
+  });
+  app.require_subcommand(1);
+  app.footer(kFooter);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last counts
+  bool json = false;
+  CLI::App* describe = app.add_subcommand("describe", "print the manifest: switches, workloads, kernel families");
+  describe->add_flag("--json", json, "as JSON on stdout (the only format; required)");
+  RunOptions run_opt;
+  CLI::App* run = app.add_subcommand("run", "train, then write the result file (losses, digests, memory, speed)");
+  add_run_options(*run, run_opt);
+  KernelTrialOptions kt_opt;
+  CLI::App* kt = app.add_subcommand("kernel-trial", "time a kernel family's variants on one wam layer");
+  add_kernel_trial_options(*kt, kt_opt);
+  for (CLI::App* sub : {describe, run, kt}) sub->footer(kFooter);
+
+  if (argc == 2 && std::string(argv[1]) == "help") {
+    std::cout << app.help();
+    return kExitOk;
   }
-  const std::string command = args[0];
-  args.erase(args.begin());
   try {
-    if (command == "describe") {
-      if (args.size() != 1 || args[0] != "--json") {
-        std::cerr << "speedgate-train: describe needs --json\n" << kUsage;
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "speedgate-train: " << sg::explain_cli_error(app, argc, argv, e.what()) << "\n";
+    return kExitUsage;
+  }
+  try {
+    if (describe->parsed()) {
+      if (!json) {
+        std::cerr << "speedgate-train: describe needs --json (the only format)\n";
         return kExitUsage;
       }
       std::cout << build_manifest().dump(2) << "\n";
       return kExitOk;
     }
-    if (command == "run") return run_command(args);
-    if (command == "kernel-trial") return kernel_trial_command(args);
+    if (run->parsed()) return run_command(run_opt);
+    return kernel_trial_command(kt_opt);
   } catch (const std::exception& e) {
     std::cerr << "speedgate-train: crash: " << e.what() << "\n";
     return kExitCrash;
   }
-  std::cerr << "speedgate-train: unknown command '" << command << "'\n" << kUsage;
-  return kExitUsage;
 }

@@ -1,5 +1,6 @@
 // validate_run_target (see train_loop.hpp): workload, size and switch applicability are
 // checked before the runtime starts, so a bad target writes no result file.
+#include "agent/common/suggest.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/model/wam_config.hpp"
@@ -14,7 +15,8 @@ void validate_run_target(const RunOptions& opt, const Switches& sw) {
   } else if (opt.workload == "wam") {
     (void)wam_config(opt.size);
   } else {
-    throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam, lm, lm_osft)");
+    throw BadInputError("unknown workload '" + opt.workload + "'" + sg::did_you_mean(opt.workload, {"wam", "lm", "lm_osft"}) +
+                        " (this trainer has: wam, lm, lm_osft)");
   }
   check_switches_apply(sw, opt.workload);
 }

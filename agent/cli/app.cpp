@@ -1,14 +1,16 @@
 #include "agent/cli/app.hpp"
 
 #include <filesystem>
+#include <iostream>
 #include <vector>
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
+#include "agent/common/cli_suggest.hpp"
 #include "agent/common/errors.hpp"
+#include "agent/common/progress_sink.hpp"
 #include "speedgate_build_info.hpp"
 
 namespace sg::agent {
@@ -44,12 +46,12 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "speedgate: " << explain_cli_error(app, argc, argv, e.what()) << "\n";
+    return 2;
   }
 
-  auto logger = spdlog::stderr_color_mt("speedgate");
-  spdlog::set_default_logger(logger);
+  install_progress_logger("speedgate");  // log lines and the progress line share stderr
   spdlog::set_pattern("%H:%M:%S %^%l%$ %v");
   spdlog::set_level(spdlog::level::from_str(log_level));
 

@@ -18,8 +18,11 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
 // --slurm-partition, --shared-dir, --slurm-gpus-per-rank (docs/controller.md "Executors").
 void add_executor_options(CLI::App* app, CampaignOptions& o);
 
+// The default trainer thread count for a host with `cores` CPUs and `gpus` GPU slots.
+int host_threads(int cores, int gpus);
+
 // Parses NAME=SIZE budgets (default fast=141GiB fast_80gb=80GiB) into o.budgets, fills
-// the trainer default and checks --screen-steps. Throws UsageError.
+// the trainer and --threads defaults and checks --screen-steps. Throws UsageError.
 void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets);
 
 }  // namespace sg::agent

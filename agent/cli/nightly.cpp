@@ -4,12 +4,19 @@
 // schedulers alert), 2 on usage errors.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
+
+#include <spdlog/spdlog.h>
 
 #include <fmt/format.h>
 
 #include "agent/cli/campaign_options.hpp"
 #include "agent/cli/command.hpp"
+#include "agent/common/progress_sink.hpp"
+#include "agent/common/errors.hpp"
+#include "agent/store/store.hpp"
 #include "agent/nightly/nightly.hpp"
 #include "agent/runner/describe.hpp"
 
@@ -23,6 +30,11 @@ class NightlyCommand : public Command {
                                  "re-verify the presets against a fresh baseline, demote regressions (exit 1), "
                                  "explore for the rest of the budget");
     add_campaign_options(app_, o_.campaign, budgets_);
+    // Default: the workload and size (and trainer) of the database's latest campaign.
+    app_->get_option("--workload")->required(false)->description(
+        "workload from the trainer manifest (default: the database's latest campaign's)");
+    app_->get_option("--size")->required(false)->description(
+        "size from the trainer manifest (default: the database's latest campaign's)");
     app_->add_option("--budget-minutes", o_.campaign.budget_minutes,
                      "wall-clock budget; the trainer run in flight finishes, nothing new starts")
         ->required()->check(CLI::PositiveNumber);
@@ -36,10 +48,12 @@ class NightlyCommand : public Command {
   CLI::App* app() const override { return app_; }
 
   int run() override {
+    default_from_latest_campaign();
     apply_campaign_options(o_.campaign, budgets_);
     o_.campaign.progress = ::isatty(2) != 0;
     Manifest manifest = describe_trainer(o_.campaign.trainer);
     nightly::NightlyReport r = nightly::run_nightly(o_, manifest);
+    set_progress_status("");  // the summary below stands alone on the terminal
     if (json_) {
       std::cout << r.to_json().dump(2) << "\n";
     } else {
@@ -62,6 +76,22 @@ class NightlyCommand : public Command {
   }
 
  private:
+  void default_from_latest_campaign() {
+    CampaignOptions& c = o_.campaign;
+    if (!c.workload.empty() && !c.size.empty()) return;
+    std::optional<CampaignRow> latest;
+    if (std::filesystem::exists(c.db_path)) latest = Store(c.db_path, /*read_only=*/true).latest_campaign(false);
+    if (!latest) {
+      throw UsageError("--workload and --size are required: " + c.db_path +
+                       " has no campaign to take them from (run `speedgate tune` first)");
+    }
+    if (c.workload.empty()) c.workload = latest->workload;
+    if (c.size.empty()) c.size = latest->size;
+    if (c.trainer.empty() && std::filesystem::exists(latest->trainer)) c.trainer = latest->trainer;
+    spdlog::info("nightly: {} {} with {} (campaign {}'s; --workload/--size/--trainer override)", c.workload, c.size,
+                 c.trainer.empty() ? default_trainer_path() : c.trainer, latest->id);
+  }
+
   CLI::App* app_;
   nightly::NightlyOptions o_;
   std::vector<std::string> budgets_;

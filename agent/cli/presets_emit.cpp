@@ -16,7 +16,7 @@ class PresetsEmitCommand : public Command {
   explicit PresetsEmitCommand(CLI::App& presets) {
     app_ = presets.add_subcommand("emit", "write one preset per memory budget plus README.md (atomically)");
     app_->add_option("--db", db_, "SQLite database")->capture_default_str();
-    app_->add_option("--out", out_, "output directory")->capture_default_str();
+    app_->add_option("--out", out_, "output directory (the committed presets/ only when named)")->capture_default_str();
     app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
     app_->add_flag("--json", json_, "print what was written as JSON on stdout");
   }
@@ -41,7 +41,7 @@ class PresetsEmitCommand : public Command {
 
  private:
   CLI::App* app_;
-  std::string db_ = kDefaultDb, out_ = "presets";
+  std::string db_ = kDefaultDb, out_ = "results/presets";
   std::int64_t campaign_ = 0;
   bool json_ = false;
 };

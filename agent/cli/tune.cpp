@@ -7,6 +7,7 @@
 
 #include "agent/cli/campaign_options.hpp"
 #include "agent/cli/command.hpp"
+#include "agent/common/progress_sink.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/report/summary.hpp"
@@ -36,6 +37,7 @@ class TuneCommand : public Command {
     o_.progress = ::isatty(2) != 0;
     Manifest manifest = describe_trainer(o_.trainer);
     std::int64_t cid = run_campaign(o_, manifest);
+    set_progress_status("");  // the summary below stands alone on the terminal
     Store store(o_.db_path);
     bool presets_ok = true;
     if (!presets_out_.empty()) presets_ok = emit_presets(store, cid, presets_out_).all_budgets_met;

@@ -6,20 +6,23 @@
 
 #include "agent/common/files.hpp"
 #include "agent/nightly/nightly_store.hpp"
+#include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 
 namespace sg::agent::nightly {
 
 std::optional<double> claimed_speedup(const std::string& preset_text) {
+  std::optional<double> found;
   std::size_t start = 0;
   while (start < preset_text.size()) {
     std::size_t end = preset_text.find('\n', start);
     std::string line = preset_text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? preset_text.size() : end + 1;
     double v = 0;
-    if (std::sscanf(line.c_str(), "# speedup: %lfx", &v) == 1 && v > 0) return v;
+    if (std::sscanf(line.c_str(), "# campaign speedup: %lfx", &v) == 1 && v > 0) return v;  // newer headers
+    if (std::sscanf(line.c_str(), "# speedup: %lfx", &v) == 1 && v > 0) found = v;
   }
-  return std::nullopt;
+  return found;
 }
 
 std::vector<CurrentPreset> current_presets(Store& store, const std::string& workload, const std::string& size,
@@ -79,6 +82,7 @@ std::vector<CurrentPreset> current_presets(Store& store, const std::string& work
       if (b.name == p.name && p.budget_bytes == 0) p.budget_bytes = static_cast<double>(b.bytes);
     }
     p.recorded_speedup = claimed_speedup(p.content).value_or(0.0);
+    p.device_kind = preset_device_kind(p.content);
     out.push_back(std::move(p));
   }
   return out;

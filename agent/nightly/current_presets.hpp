@@ -23,6 +23,7 @@ struct CurrentPreset {
   double recorded_speedup = 0;       // the claim it was emitted with (0 = unknown)
   double budget_bytes = 0;           // 0 = unknown: no memory check
   std::optional<std::int64_t> preset_id;  // the DB row it is recorded as
+  std::optional<std::string> device_kind;  // from its fingerprint comment ("NVIDIA H200", "cpu")
 };
 
 // REQUIRES: budgets maps preset names to bytes (the campaign's --memory-budget).
@@ -30,7 +31,8 @@ std::vector<CurrentPreset> current_presets(Store& store, const std::string& work
                                            const std::string& presets_dir, const Manifest& manifest,
                                            const std::vector<NamedBudget>& budgets);
 
-// The "speedup: 1.300x" provenance comment of a preset's text; nullopt when absent.
+// What a preset claimed at the campaign's micro-batch: its "# campaign speedup: 1.300x"
+// provenance comment, else (older presets) its "# speedup: 1.300x"; nullopt when absent.
 std::optional<double> claimed_speedup(const std::string& preset_text);
 
 }  // namespace sg::agent::nightly

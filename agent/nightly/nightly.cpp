@@ -7,12 +7,14 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/manifest/unknown_target.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/nightly/nightly_outputs.hpp"
 #include "agent/nightly/nightly_store.hpp"
+#include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/presets/target_rank.hpp"
 #include "agent/search/campaign.hpp"
@@ -44,7 +46,7 @@ bool NightlyReport::any_demoted() const {
 int NightlyReport::exit_code() const {
   if (!failure.empty() || any_demoted()) return 1;
   for (const auto& c : checks) {
-    if (c.verdict != "kept") return 1;
+    if (c.verdict != "kept" && c.verdict != "skipped") return 1;
   }
   return 0;
 }
@@ -131,12 +133,20 @@ class Night {
 
   void reverify(const std::vector<CurrentPreset>& presets) {
     bool spent = false;
+    const std::string host_kind = env_id_ != 0 ? device_kind(environment_json(store_, env_id_)) : std::string();
     for (const auto& p : presets) {
       PresetCheck check;
       check.name = p.name;
       check.path = p.path;
       check.config_key = config_key(p.config);
       check.recorded_speedup = p.recorded_speedup;
+      if (p.device_kind && !host_kind.empty() && !same_device_kind(*p.device_kind, host_kind)) {
+        check.verdict = "skipped";
+        check.reason = skipped_reason(*p.device_kind, host_kind);
+        spdlog::warn("preset {} ({}): {}", p.name, p.path.empty() ? "database" : p.path, check.reason);
+        report_.checks.push_back(check);
+        continue;
+      }
       if (spent) {
         check.verdict = "unverified";
         check.reason = "the budget was spent before it was re-verified";
@@ -215,7 +225,9 @@ class Night {
       }
       const std::string path = (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
       if (check && check->verdict != "kept") {
-        if (check->verdict == "demoted") {
+        if (check->verdict == "skipped") {
+          report_.notes.push_back(fmt::format("{}: {}; {} left as it is", b.name, check->reason, path));
+        } else if (check->verdict == "demoted") {
           record(b, night, *check, /*demoted=*/true);
           report_.notes.push_back(fmt::format("{}: demoted; {} left as it is{}", b.name, path,
               best ? fmt::format(" (tonight's best for this budget: `{}` {:.3f}x)", config_label(config_from_key(best->config_key)), best->speedup)
@@ -362,8 +374,8 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   CampaignOptions& c = opt.campaign;
   // Only the switches that apply to the campaign's workload are searched (protocol §1).
   const Manifest manifest = full_manifest.for_workload(c.workload);
-  if (!manifest.find_size(c.workload, c.size)) {
-    throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", c.workload, c.size));
+  if (std::string bad = unknown_target_message(manifest, c.workload, c.size); !bad.empty()) {
+    throw UsageError(bad);
   }
   namespace fs = std::filesystem;
   fs::path db(c.db_path);
@@ -406,12 +418,22 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   NightContext ctx;
   ctx.campaign = *store.campaign(cid);
   ctx.manifest = &manifest;
-  if (ctx.campaign.environment_id) ctx.fingerprint_hash = store.environment_hash(*ctx.campaign.environment_id).value_or("");
+  if (ctx.campaign.environment_id) {
+    ctx.fingerprint_hash = store.environment_hash(*ctx.campaign.environment_id).value_or("");
+    ctx.device = device_kind(environment_json(store, *ctx.campaign.environment_id));
+  }
   std::map<std::string, std::string> files;
   if (report.failure.empty() || !report.checks.empty()) files = night.decide_presets(ctx);
   report.trials_run = night.trials_run();
   report.trials_reused = reused_trials(store, cid);
-  files[(fs::path(opt.presets_dir) / "README.md").string()] = render_nightly_readme(ctx, report);
+  bool foreign = false;  // the directory holds another device's presets: its README is theirs
+  for (const auto& ch : report.checks) foreign = foreign || ch.verdict == "skipped";
+  const std::string readme = (fs::path(opt.presets_dir) / "README.md").string();
+  if (foreign) {
+    report.notes.push_back(readme + " left as it is: it describes presets measured on another device kind");
+  } else {
+    files[readme] = render_nightly_readme(ctx, report);
+  }
   fs::create_directories(opt.presets_dir);
   for (const auto& [path, content] : files) write_file_atomic(path, content);
   night.add_pending_rows();

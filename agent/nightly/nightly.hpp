@@ -5,8 +5,10 @@
 //     results from another environment are never reused;
 //  2. re-verifies the current presets against tonight's baseline: each must pass the
 //     gate, fit its budget and keep speedup >= regression_limit x its claim, else it
-//     is demoted (DB + presets/README.md; the .env is left as it is) and the run
-//     fails (exit 1);
+//     is demoted (DB + README.md; the .env is left as it is) and the run fails
+//     (exit 1). A preset whose fingerprint names another device kind than tonight's
+//     baseline is skipped: not verified, demoted or rewritten, and the directory's
+//     README.md is left as it is;
 //  3. explores with the campaign's plan for the rest of the budget, warm-started:
 //     a trial identical to a finished one of an earlier campaign in the same
 //     environment (same key: purpose, config, seed, steps, micro-batch, repeat) is
@@ -37,7 +39,9 @@ struct NightlyOptions {
   // budget_minutes / budget_trials must be set.
   CampaignOptions campaign;
   // Where the current presets live and new ones are written (README.md included).
-  std::string presets_dir = "presets";
+  // Never the committed presets/ by default: a night on one host must not rewrite
+  // presets another device measured.
+  std::string presets_dir = "results/presets";
   double regression_limit = kRegressionLimit;
 
   // Throws UsageError naming the bad field.
@@ -46,7 +50,9 @@ struct NightlyOptions {
 
 struct PresetCheck {
   std::string name, path, config_key;
-  std::string verdict;  // kept | demoted | unverified (budget spent first)
+  // kept | demoted | unverified (budget spent first) | skipped (measured on another
+  // device kind than this host: neither verified, demoted nor rewritten)
+  std::string verdict;
   std::string reason;
   double recorded_speedup = 0, measured_speedup = 0, projected_peak_bytes = 0;
   std::optional<std::int64_t> evaluation_id;

@@ -15,6 +15,7 @@ namespace sg::agent::nightly {
 struct NightContext {
   CampaignRow campaign;
   std::string fingerprint_hash;
+  std::string device;  // device_kind() of tonight's fingerprint: "cpu", "NVIDIA H200"
   const Manifest* manifest = nullptr;
 };
 

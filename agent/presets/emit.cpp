@@ -10,6 +10,8 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
+#include "agent/manifest/kernel_params.hpp"
+#include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/presets/target_rank.hpp"
 #include "agent/search/pareto.hpp"
@@ -39,19 +41,61 @@ std::string fingerprint_line(const json& fp, const std::string& hash) {
                      str("world_size"));
 }
 
-// The measured effect of one switch: its smallest accepted-or-not evaluation,
-// preferring the full step budget.
-const EvaluationRow* effect_of(const std::vector<EvaluationRow>& evals, const std::string& name, int full_steps) {
+// A switch's own effect: the evaluation of that switch alone (with, at most, a variant of
+// its own kernel family): its single-switch screen, or its confirmation at the full step
+// budget when there is one; null when it was only measured inside combinations.
+const EvaluationRow* own_effect(const std::vector<EvaluationRow>& evals, const Manifest& m, const std::string& name,
+                                int full_steps) {
+  auto alone = [&](const Config& c) {
+    if (!c.count(name)) return false;
+    for (const auto& [k, v] : c) {
+      const KernelFamily* f = k == name ? nullptr : find_kernel_family(m, k);
+      if (k != name && (!f || f->switch_name != name)) return false;
+    }
+    return true;
+  };
   const EvaluationRow* best = nullptr;
   for (const auto& e : evals) {
-    Config c = config_from_key(e.config_key);
-    if (!c.count(name)) continue;
-    auto rank = [&](const EvaluationRow& x) {
-      return std::make_tuple(config_from_key(x.config_key).size(), x.steps == full_steps ? 0 : 1);
-    };
-    if (!best || rank(e) < rank(*best)) best = &e;
+    if (!alone(config_from_key(e.config_key))) continue;
+    if (!best || (e.steps == full_steps && best->steps != full_steps)) best = &e;
   }
   return best;
+}
+
+std::string table_cell(std::string s) {
+  for (auto& ch : s) {
+    if (ch == '|' || ch == '\n') ch = ' ';
+  }
+  return s;
+}
+
+// What a preset was measured on and with, for its header and README: "cpu" or the GPU.
+struct Provenance {
+  std::string device;   // device_kind() of the fingerprint ("cpu", "NVIDIA H200")
+  std::string trainer;  // the executable the campaign ran
+  bool reference_trainer = false;  // speedgate-train: it also takes --preset FILE
+};
+
+std::string use_line(const Provenance& p, const std::string& path) {
+  std::string use = fmt::format("set -a; . {}; set +a; {} run ...", path, p.trainer);
+  if (p.reference_trainer) use += fmt::format(" (or {} run --preset {} ...)", p.trainer, path);
+  return use;
+}
+
+// The one figure a preset is known by: the paired speedup at the target micro-batch
+// (finals) where the campaign measured one, else its paired speedup at the campaign's
+// micro-batch.
+struct Headline {
+  double speedup = 0, spread = 0;
+  std::string basis;
+};
+
+Headline headline(const EvaluationRow& e, const TargetRank& r) {
+  if (r.basis == TargetRank::Basis::finals) {
+    return {r.speedup, r.spread,
+            fmt::format("paired finals at the target micro-batch {}, {} rounds", r.target_micro_batch, r.rounds)};
+  }
+  return {e.speedup, e.speedup_spread, fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps)};
 }
 
 }  // namespace
@@ -90,6 +134,12 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   }
   const bool deterministic = camp->deterministic.value_or(false);
   const json opts = camp->options;
+  Provenance prov;
+  prov.device = device_kind(fp);
+  if (prov.device.empty()) prov.device = "an unrecorded device";
+  prov.trainer = camp->trainer;
+  prov.reference_trainer = manifest.trainer == "speedgate-train";
+  const bool on_cpu = prov.device == "cpu";
 
   EmitResult result;
   result.summary = {{"campaign", camp->id}, {"out", out_dir}, {"presets", json::array()}};
@@ -101,6 +151,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     budgets.emplace_back(name, bytes.get<std::int64_t>());
   }
   std::map<std::string, TargetRank> chosen_ranks;  // per written preset: what chose it
+  std::map<std::string, std::string> headline_basis;  // per written preset: where its figure comes from
   for (const auto& [name, bytes] : budgets) {
     const auto ranks = rankings.for_budget(name);
     auto pick = pick_for_budget(rankings.ranked(pts, ranks), static_cast<double>(bytes));
@@ -117,22 +168,31 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     }
     const EvaluationRow& e = *rows[*pick];
     Config cfg = config_from_key(e.config_key);
+    const TargetRank& rank = ranks.at(e.id);
+    chosen_ranks[name] = rank;
+    const Headline head = headline(e, rank);
+    const std::string path = (std::filesystem::path(out_dir) / (name + ".env")).string();
     std::vector<std::string> comments = {
-        fmt::format("speedgate preset '{}' for GPUs with {} (generated by speedgate {} {})", name,
-                    format_gib(static_cast<double>(bytes)), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA),
+        on_cpu ? fmt::format("speedgate preset '{}' for CPU hosts (memory budget {}; generated by speedgate {} {})", name,
+                             format_gib(static_cast<double>(bytes)), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA)
+               : fmt::format("speedgate preset '{}' for {} GPUs with {} (generated by speedgate {} {})", name,
+                             prov.device, format_gib(static_cast<double>(bytes)), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA),
+        fmt::format("measured on: {} with the trainer {} ({} {})", prov.device, prov.trainer, manifest.trainer,
+                    manifest.version),
+        fmt::format("use: {}", use_line(prov, path)),
         fmt::format("campaign: {} ({} {}, started {})", camp->id, camp->workload, camp->size, camp->created_at),
         fmt::format("trial ids: {}", join_ids(e.trial_ids)),
         fmt::format("fingerprint: {}", fp_text),
-        fmt::format("speedup: {:.3f}x +- {:.3f} (median of paired ABAB repeats vs the baseline, {} steps)", e.speedup,
-                    e.speedup_spread, e.steps),
+        fmt::format("speedup: {:.3f}x +- {:.3f} ({})", head.speedup, head.spread, head.basis),
+        fmt::format("campaign speedup: {:.3f}x +- {:.3f} (paired ABAB repeats vs the baseline, {} steps; what "
+                    "`speedgate nightly` re-verifies)",
+                    e.speedup, e.speedup_spread, e.steps),
         fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
                     format_gib(e.projected_peak_bytes), rankings.target_micro_batch(),
                     opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(static_cast<double>(bytes))),
         fmt::format("gate: {}{}", e.gate_class,
                     deterministic ? "" : " (NON-DETERMINISTIC environment: everything gated by tolerance)"),
     };
-    const TargetRank& rank = ranks.at(e.id);
-    chosen_ranks[name] = rank;
     if (rank.measured_at_target()) {
       comments.push_back("ranked at the target: " + rank.describe());
     } else if (ranked_at_target) {
@@ -148,7 +208,6 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     if (!check.ok() || check.config != cfg) {
       throw std::logic_error("rendered preset does not re-parse: " + (check.errors.empty() ? "" : check.errors.front()));
     }
-    std::string path = (std::filesystem::path(out_dir) / (name + ".env")).string();
     files[path] = content;
     PresetRow row;
     row.campaign_id = camp->id;
@@ -158,14 +217,15 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     row.fingerprint_hash = fp_hash;
     row.content = content;
     row.budget_bytes = static_cast<double>(bytes);
-    row.speedup = e.speedup;
-    row.speedup_spread = e.speedup_spread;
+    row.speedup = head.speedup;  // the headline: what the dashboard and the API show
+    row.speedup_spread = head.spread;
     row.projected_peak_bytes = e.projected_peak_bytes;
     row.evaluation_id = e.id;
     row.trial_ids = e.trial_ids;
     preset_rows.push_back(row);
-    entry.update({{"written", true}, {"path", path}, {"config", json(cfg)}, {"speedup", e.speedup},
-                  {"spread", e.speedup_spread}, {"projected_peak_bytes", e.projected_peak_bytes},
+    headline_basis[name] = head.basis;
+    entry.update({{"written", true}, {"path", path}, {"config", json(cfg)}, {"speedup", head.speedup},
+                  {"spread", head.spread}, {"speedup_basis", head.basis}, {"campaign_speedup", e.speedup}, {"projected_peak_bytes", e.projected_peak_bytes},
                   {"trial_ids", e.trial_ids}, {"evaluation_id", e.id}, {"rank_speedup", rank.speedup},
                   {"ranked_at_target", rank.measured_at_target()},
                   {"ranked_by", rank.basis == TargetRank::Basis::finals  ? "finals"
@@ -174,25 +234,34 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     result.summary["presets"].push_back(entry);
   }
 
-  // README.md: every switch of the manifest, its class and measured effect.
+  // README.md: the presets with their headline figure, then every switch of the
+  // manifest with its doc, default, class and its own measured gain.
   std::string md = "# speedgate presets\n\n";
   md += fmt::format("Generated by `speedgate presets emit` from campaign {} ({} {}, {}), speedgate {} {}.\n"
                     "Do not edit: re-run the campaign and emit again.\n\n",
                     camp->id, camp->workload, camp->size, camp->created_at, SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA);
+  md += fmt::format("Measured on **{}** with the trainer `{}` ({} {}). These presets are for that device and "
+                    "that trainer: on another device kind `speedgate presets check` and `speedgate nightly` skip "
+                    "them.\n\n",
+                    prov.device, prov.trainer, manifest.trainer, manifest.version);
   md += fmt::format("Environment fingerprint: {}\n\n", fp_text);
   md += deterministic ? "Determinism preflight: passed (baseline twice at seed s0 bitwise equal).\n\n"
                       : "**Determinism preflight FAILED: every switch was gated by tolerance, none is claimed bitwise.**\n\n";
-  md += "## Presets\n\n| file | budget | switches | speedup | projected peak | trials |\n|---|---|---|---|---|---|\n";
+  md += "## Presets\n\n| file | budget | switches | speedup | where the figure comes from | projected peak | trials |\n"
+        "|---|---|---|---|---|---|---|\n";
   for (const auto& p : preset_rows) {
-    md += fmt::format("| `{}.env` | {} | `{}` | {:.3f}x ± {:.3f} | {} | {} |\n", p.name, format_gib(p.budget_bytes),
+    md += fmt::format("| `{}.env` | {} | `{}` | {:.3f}x ± {:.3f} | {} | {} | {} |\n", p.name, format_gib(p.budget_bytes),
                       p.config_key.empty() ? "(defaults)" : p.config_key, p.speedup, p.speedup_spread,
-                      format_gib(p.projected_peak_bytes), join_ids(p.trial_ids));
+                      headline_basis.at(p.name), format_gib(p.projected_peak_bytes), join_ids(p.trial_ids));
   }
+  md += fmt::format("\nThe speedup is each preset's one headline figure, the same in its header (`# speedup:`), "
+                    "`speedgate report`, the dashboard and the API: the paired speedup at the target micro-batch "
+                    "{} (the `finals` strategy) where the campaign measured one, else the paired ABAB speedup at "
+                    "the campaign's micro-batch; ± is half the range of the paired ratios.\n",
+                    rankings.target_micro_batch());
   if (ranked_at_target) {
-    md += fmt::format("\nThe speedup column is the campaign's (paired, at its micro-batch). Presets were chosen by "
-                      "throughput at the target micro-batch {} where the campaign measured it there "
-                      "(docs/controller.md, \"Presets\"):",
-                      rankings.target_micro_batch());
+    md += "Presets were chosen by throughput at the target micro-batch where the campaign measured it there "
+          "(docs/controller.md, \"Presets\"):";
     for (const auto& p : preset_rows) {
       const TargetRank& r = chosen_ranks.at(p.name);
       md += r.measured_at_target() ? fmt::format(" {} {};", p.name, r.describe()) : fmt::format(" {} not measured there;", p.name);
@@ -200,25 +269,28 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     md.back() = '.';
     md += "\n";
   }
-  md += "\nUse: `set -a; . presets/fast.env; set +a` before `speedgate-train run ...`, or pass `--preset presets/fast.env`.\n\n";
-  md += "## Switches\n\n| switch | env | type | class | keeps training bitwise identical | effect | measured |\n"
+  md += fmt::format("\nUse (the switches are SG_* environment variables, docs/protocol.md): `{}`.\n\n",
+                    use_line(prov, (std::filesystem::path(out_dir) / "fast.env").string()));
+  md += "## Switches\n\n"
+        "Own gain: the switch alone against the baseline (its single-switch evaluation: the screen, or its "
+        "confirmation at the full step budget when it had one), paired ABAB, ± half the range of the paired "
+        "ratios. A preset's figure is its combination's, not the sum of these.\n\n"
+        "| switch | env | default | what it does | class | keeps training bitwise identical | own gain |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& s : manifest.switches) {
-    std::string measured = "not measured";
+    std::string measured = "not measured alone";
     if (!s.available) {
-      measured = "unavailable: " + s.unavailable_reason;
-    } else if (const EvaluationRow* e = effect_of(evals, s.name, full_steps)) {
-      measured = fmt::format("`{}` {}: {}", e->config_key, to_string(e->disposition),
-                             e->speedup > 0 ? fmt::format("{:.3f}x ± {:.3f}", e->speedup, e->speedup_spread) : e->reason);
-      if (e->projected_peak_bytes > 0) measured += ", peak " + format_gib(e->projected_peak_bytes);
-    }
-    for (auto& ch : measured) {
-      if (ch == '|' || ch == '\n') ch = ' ';
+      measured = "unavailable here: " + s.unavailable_reason;
+    } else if (const EvaluationRow* e = own_effect(evals, manifest, s.name, full_steps)) {
+      const std::string where = fmt::format("`{}`, {} steps, evaluation {}", e->config_key, e->steps, e->id);
+      measured = e->disposition == Disposition::accepted && e->speedup > 0
+                     ? fmt::format("{:.3f}x ± {:.3f} ({})", e->speedup, e->speedup_spread, where)
+                     : fmt::format("{}: {} ({})", to_string(e->disposition), e->reason, where);
     }
     std::string bitwise = s.bitwise() ? (deterministic ? "yes" : "yes by class (not verified: non-deterministic run)")
                                       : "no (gated by the seed band)";
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n", s.name, s.env, s.type, s.identity, bitwise,
-                      s.effect, measured);
+    md += fmt::format("| {} | `{}` | `{}` | {} | {} ({}) | {} | {} |\n", s.name, s.env, s.default_value,
+                      table_cell(s.doc), s.identity, s.effect, bitwise, table_cell(measured));
   }
   md += "\n## Combinations that fail the gate\n\n";
   bool any = false;

@@ -73,12 +73,13 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["best"] = best;
   s["finals"] = campaign_finals(store, camp->id);
   json presets = json::array();
-  SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at FROM presets "
-                                  "WHERE campaign_id = ? ORDER BY id");
+  SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at, "
+                                  "speedup_spread FROM presets WHERE campaign_id = ? ORDER BY id");
   q.bind(1, camp->id);
   while (q.executeStep()) {
     presets.push_back({{"name", q.getColumn(0).getString()}, {"path", q.getColumn(1).getString()},
                        {"config_key", q.getColumn(2).getString()}, {"speedup", column_real(q.getColumn(3))},
+                       {"spread", column_real(q.getColumn(6))},
                        {"projected_peak_bytes", column_real(q.getColumn(4))}, {"created_at", q.getColumn(5).getString()}});
   }
   s["presets"] = presets;
@@ -99,47 +100,80 @@ json campaign_finals(Store& store, std::int64_t campaign_id) {
   return finals;
 }
 
+std::string wrap_config_key(const std::string& key, std::size_t indent, std::size_t width) {
+  if (key.empty()) return std::string(indent, ' ') + "(baseline: all defaults)\n";
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < key.size()) {
+    std::size_t comma = key.find(',', start);
+    std::string item = key.substr(start, comma == std::string::npos ? std::string::npos : comma - start + 1);
+    start = comma == std::string::npos ? key.size() : comma + 1;
+    if (!line.empty() && indent + line.size() + item.size() > width) {
+      out += std::string(indent, ' ') + line + "\n";
+      line.clear();
+    }
+    line += item;  // an item longer than the width stays whole: keys are never cut
+  }
+  if (!line.empty()) out += std::string(indent, ' ') + line + "\n";
+  return out;
+}
+
+namespace {
+
+constexpr std::size_t kWidth = 100;
+
+std::string speed_text(const json& speedup, const json& spread) {
+  if (!speedup.is_number() || std::isnan(speedup.get<double>())) return "not paired";
+  return fmt::format("{:.3f}x ± {:.3f}", speedup.get<double>(), spread.is_number() ? spread.get<double>() : 0.0);
+}
+
+}  // namespace
+
 std::string format_summary(const json& s) {
   const auto& c = s["campaign"];
   std::string out = fmt::format("campaign {} — {} {} — {} (started {})\n", c["id"].get<std::int64_t>(),
                                 c["workload"].get<std::string>(), c["size"].get<std::string>(),
                                 c["state"].get<std::string>(), c["created_at"].get<std::string>());
   if (!c["note"].get<std::string>().empty()) out += "  " + c["note"].get<std::string>() + "\n";
-  out += fmt::format("  trials: {}", s["trials"]["total"].get<int>());
+  // Two counts, two names: a trainer run is one process; an evaluation judges one
+  // configuration from several runs (gate runs, speed pairs, a memory probe).
+  out += fmt::format("  trainer runs: {}", s["trials"]["total"].get<int>());
   for (const auto& [k, v] : s["trials"]["by_disposition"].items()) out += fmt::format("  {}={}", k, v.get<int>());
   out += "\n";
   if (s.contains("baseline")) {
-    out += fmt::format("  baseline: {:.3f} samples/s, projected peak {}\n", s["baseline"]["samples_per_s"].get<double>(),
-                       format_gib(s["baseline"]["projected_peak_bytes"].get<double>()));
+    const auto& b = s["baseline"];
+    out += fmt::format("  baseline: {:.3f} samples/s, projected peak {}\n", b["samples_per_s"].get<double>(),
+                       b["projected_peak_bytes"].is_null() ? std::string("not probed")
+                                                           : format_gib(b["projected_peak_bytes"].get<double>()));
   }
-  out += "  evaluations:\n";
+  out += fmt::format("  evaluations: {}", s["evaluations"].size());
+  for (const auto& [k, v] : s["evaluations_by_disposition"].items()) out += fmt::format("  {}={}", k, v.get<int>());
+  out += "\n";
   for (const auto& e : s["evaluations"]) {
-    std::string key = e["config_key"].get<std::string>();
-    const double speedup = e["speedup"].is_number() ? e["speedup"].get<double>() : std::nan("");
-    const std::string speed = std::isnan(speedup) ? std::string("    not paired  ")
-                                                  : fmt::format("{:>7.3f}x ± {:.3f}", speedup, e["spread"].get<double>());
-    out += fmt::format("    {:<14} {:<40} @{:<3} {}  {:>10}{}\n", e["disposition"].get<std::string>(),
-                       key.empty() ? "(baseline)" : key.substr(0, 40), e["steps"].get<int>(), speed,
-                       e["projected_peak_bytes"].is_null() ? std::string("not probed") : format_gib(e["projected_peak_bytes"].get<double>()),
+    out += fmt::format("    {:<14} @{:<3} {:<18} {:>10}{}\n", e["disposition"].get<std::string>(), e["steps"].get<int>(),
+                       speed_text(e["speedup"], e["spread"]),
+                       e["projected_peak_bytes"].is_null() ? std::string("not probed")
+                                                           : format_gib(e["projected_peak_bytes"].get<double>()),
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
+    out += wrap_config_key(e["config_key"].get<std::string>(), 6, kWidth);
   }
   if (!s["best"].is_null()) {
-    out += fmt::format("  best: {} {:.3f}x ± {:.3f}\n", s["best"]["config_key"].get<std::string>(),
-                       s["best"]["speedup"].get<double>(), s["best"]["spread"].get<double>());
+    out += fmt::format("  best: {}\n", speed_text(s["best"]["speedup"], s["best"]["spread"]));
+    out += wrap_config_key(s["best"]["config_key"].get<std::string>(), 4, kWidth);
   }
   if (!s["finals"].empty()) out += "  finals (paired at the target micro-batch):\n";
   for (const auto& f : s["finals"]) {
-    const std::string key = f["config_key"].get<std::string>();
-    out += fmt::format("    {:<10} {:<14} {:<40} @mb{:<3} ", f["budget"].get<std::string>(),
-                       f["disposition"].get<std::string>(), key.substr(0, 40), f["micro_batch"].get<int>());
+    out += fmt::format("    {:<10} {:<14} @mb{:<3} ", f["budget"].get<std::string>(), f["disposition"].get<std::string>(),
+                       f["micro_batch"].get<int>());
     out += f["disposition"] == "accepted"
-               ? fmt::format("{:>7.3f}x ± {:.3f} ({} rounds)\n", f["speedup"].get<double>(), f["spread"].get<double>(),
-                             f["rounds"].get<int>())
-               : f["reason"].get<std::string>().substr(0, 80) + "\n";
+               ? fmt::format("{} ({} rounds)\n", speed_text(f["speedup"], f["spread"]), f["rounds"].get<int>())
+               : f["reason"].get<std::string>() + "\n";
+    out += wrap_config_key(f["config_key"].get<std::string>(), 6, kWidth);
   }
   for (const auto& p : s["presets"]) {
-    out += fmt::format("  preset {}: {} ({})\n", p["name"].get<std::string>(), p["path"].get<std::string>(),
-                       p["config_key"].get<std::string>().empty() ? "defaults" : p["config_key"].get<std::string>());
+    out += fmt::format("  preset {}: {} {}\n", p["name"].get<std::string>(), p["path"].get<std::string>(),
+                       speed_text(p["speedup"], p["spread"]));
+    out += wrap_config_key(p["config_key"].get<std::string>(), 4, kWidth);
   }
   return out;
 }

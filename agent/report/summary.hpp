@@ -19,4 +19,8 @@ nlohmann::json campaign_summary(Store& store, std::optional<std::int64_t> campai
 nlohmann::json campaign_finals(Store& store, std::int64_t campaign_id);
 std::string format_summary(const nlohmann::json& summary);  // human-readable text
 
+// A configuration key on lines of at most `width` columns (breaking after commas),
+// each indented by `indent`: never cut. "" reads "(baseline: all defaults)".
+std::string wrap_config_key(const std::string& key, std::size_t indent, std::size_t width);
+
 }  // namespace sg::agent

@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/progress_sink.hpp"
+#include "agent/manifest/unknown_target.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
@@ -104,8 +106,8 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
   if (opt.plan.empty()) opt.plan = default_plan();
   opt.validate();
-  if (!manifest.find_size(opt.workload, opt.size)) {
-    throw UsageError(fmt::format("the trainer has no workload '{}' with size '{}'", opt.workload, opt.size));
+  if (std::string bad = unknown_target_message(manifest, opt.workload, opt.size); !bad.empty()) {
+    throw UsageError(bad);
   }
   namespace fs = std::filesystem;
   fs::path db(opt.db_path);
@@ -149,14 +151,14 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     for (const auto& name : opt.plan) ctx.run_strategy(name);
   } catch (const BudgetExhausted&) {
     budget_spent = true;
-    spdlog::info("budget spent after {} trials", evaluator.trials_run());
+    spdlog::info("budget spent after {} trainer runs", evaluator.trials_run());
   } catch (const GateFailure& e) {
     store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
     store.finish_campaign(cid);
-    if (opt.progress) fmt::print(stderr, "\n");
+    set_progress_status("");
     throw;
   }
-  if (opt.progress) fmt::print(stderr, "\n");
+  set_progress_status("");  // the status line is gone before the summary
 
   // The frontier over everything confirmed at the full step budget.
   std::vector<FrontierPoint> pts;
@@ -168,7 +170,7 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
   store.set_frontier(cid, frontier);
   store.finish_campaign(cid);
-  spdlog::info("campaign {} finished{}: {} trials run now, best speedup {:.3f}x", cid,
+  spdlog::info("campaign {} finished{}: {} trainer runs now, best speedup {:.3f}x", cid,
                budget_spent ? " (budget spent)" : "", evaluator.trials_run(), evaluator.best_speedup());
   return cid;
 }

@@ -103,17 +103,12 @@ void CampaignEvaluator::check_budget() const {
 
 void CampaignEvaluator::progress(const std::string& what) const {
   if (!opt_.progress) return;
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  std::string total = opt_.budget_trials > 0 ? std::to_string(opt_.budget_trials) : "?";
-  std::string eta = "?";
-  if (opt_.budget_trials > 0 && trials_run_ > 0) {
-    eta = fmt::format("{:.0f}s", elapsed / trials_run_ * std::max(0, opt_.budget_trials - trials_run_));
-  } else if (opt_.budget_minutes > 0) {
-    eta = fmt::format("{:.0f}s", std::max(0.0, opt_.budget_minutes * 60 - elapsed));
-  }
-  fmt::print(stderr, "\r\033[Ktrial {}/{}  best {:.3f}x  ETA {}  {}", trials_run_, total, best_speedup_, eta,
-             what.substr(0, 60));
-  std::fflush(stderr);
+  // From agent/common/progress_sink.hpp (declared here so that this body is the only edit).
+  std::string progress_line(int trials_run, int budget_trials, double budget_minutes, double best_speedup,
+                            double elapsed_s, const std::string& what);
+  void set_progress_status(const std::string& line);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  set_progress_status(progress_line(trials_run_, opt_.budget_trials, opt_.budget_minutes, best_speedup_, elapsed, what));
 }
 
 std::string CampaignEvaluator::key_of(const Plan& p) const {

@@ -72,7 +72,7 @@ class NightlyTest : public ::testing::Test {
             "--trainer", nightly_trainer(), "--workload", "wam", "--size", "tiny", "--steps", "4",
             "--screen-steps", "2", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--target-micro-batch", "32", "--plan", "screen,halving,greedy",
             "--presets-dir", dir_ + "/presets", "--memory-budget", "fast=141GiB", "--memory-budget",
-            "fast_80gb=80GiB"};
+            "fast_80gb=80GiB", "--threads", "2"};  // as options(): a resumed night has the same options
   }
 
   int count(Store& s, const std::string& sql, std::int64_t campaign_id) {

@@ -1,6 +1,7 @@
 // Size table and analytic counts of the lm workload (see lm_config.hpp, docs/workloads.md).
 #include "trainer/lm/lm_config.hpp"
 
+#include "agent/common/suggest.hpp"
 #include "trainer/errors.hpp"
 
 #include <algorithm>
@@ -50,7 +51,8 @@ const LmConfig& lm_config(const std::string& size) {
   for (const auto& c : table()) {
     if (c.name == size) return c;
   }
-  throw BadInputError("unknown size '" + size + "' of workload lm (sizes: tiny, small, 1b, 3b)");
+  throw BadInputError("unknown size '" + size + "' of workload lm" + sg::did_you_mean(size, lm_size_names()) +
+                      " (sizes: " + sg::join_names(lm_size_names()) + ")");
 }
 
 int64_t osft_low_rank(int64_t in, int64_t out) {

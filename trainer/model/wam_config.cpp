@@ -1,6 +1,7 @@
 // Size table and analytic counts of the wam workload (see wam_config.hpp, docs/workloads.md).
 #include "trainer/model/wam_config.hpp"
 
+#include "agent/common/suggest.hpp"
 #include "trainer/errors.hpp"
 
 namespace sg::trainer {
@@ -48,7 +49,8 @@ const WamConfig& wam_config(const std::string& size) {
   for (const auto& c : table()) {
     if (c.name == size) return c;
   }
-  throw BadInputError("unknown size '" + size + "' of workload wam");
+  throw BadInputError("unknown size '" + size + "' of workload wam" + sg::did_you_mean(size, wam_size_names()) +
+                      " (sizes: " + sg::join_names(wam_size_names()) + ")");
 }
 
 int64_t trainable_params(const WamConfig& c) {
