@@ -14,6 +14,7 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/floats.hpp"
+#include "agent/common/progress_sink.hpp"
 #include "agent/manifest/kernel_params.hpp"
 #include "agent/runner/kernel_trial_result.hpp"
 #include "agent/runner/trial.hpp"
@@ -103,10 +104,6 @@ void CampaignEvaluator::check_budget() const {
 
 void CampaignEvaluator::progress(const std::string& what) const {
   if (!opt_.progress) return;
-  // From agent/common/progress_sink.hpp (declared here so that this body is the only edit).
-  std::string progress_line(int trials_run, int budget_trials, double budget_minutes, double best_speedup,
-                            double elapsed_s, const std::string& what);
-  void set_progress_status(const std::string& line);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   set_progress_status(progress_line(trials_run_, opt_.budget_trials, opt_.budget_minutes, best_speedup_, elapsed, what));
 }
