@@ -9,6 +9,7 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
+#include "agent/common/interrupt.hpp"
 #include "speedgate_build_info.hpp"
 
 namespace sg::agent {
@@ -58,6 +59,9 @@ int run_cli(int argc, char** argv) {
       if (c->app()->parsed()) return c->run();
     }
     return 2;
+  } catch (const Interrupted& e) {
+    spdlog::error("{}", e.what());
+    return e.exit_code();
   } catch (const UsageError& e) {
     spdlog::error("{}", e.what());
     return 2;
