@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/interrupt.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
@@ -160,12 +161,14 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     budget_spent = true;
     spdlog::info("budget spent after {} trials", evaluator.trials_run());
   } catch (const GateFailure& e) {
+    throw_if_interrupted();  // a trial ended by the stop signal is no verdict
     store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
     store.finish_campaign(cid);
     if (opt.progress) fmt::print(stderr, "\n");
     throw;
   }
   if (opt.progress) fmt::print(stderr, "\n");
+  throw_if_interrupted();  // the campaign stays unfinished: the next controller resumes it
 
   // The frontier over everything confirmed at the full step budget.
   std::vector<FrontierPoint> pts;
