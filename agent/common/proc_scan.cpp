@@ -1,12 +1,13 @@
 #include "agent/common/proc_scan.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,21 @@ namespace sg::agent {
 
 std::string supervisor_token(int controller_pid, int pgid) {
   return fmt::format("{}={}:{}", kSupervisorVariable, controller_pid, pgid);
+}
+
+std::string read_proc(const std::string& path, std::size_t max) {
+  std::string out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  char buf[4096];
+  while (out.size() < max) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 std::vector<ProcEntry> list_processes() {
@@ -24,8 +40,7 @@ std::vector<ProcEntry> list_processes() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::ifstream f(fmt::format("/proc/{}/stat", pid));
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const std::string stat = read_proc(fmt::format("/proc/{}/stat", pid), 4096);
     // "pid (comm) S ppid pgrp ...": comm may hold spaces and parentheses; the last ')' ends it.
     const auto close = stat.rfind(')');
     if (close == std::string::npos || close + 2 >= stat.size()) continue;
@@ -41,11 +56,13 @@ std::vector<ProcEntry> list_processes() {
 }
 
 bool environ_has(int pid, const std::string& entry, bool prefix) {
-  std::ifstream f(fmt::format("/proc/{}/environ", pid), std::ios::binary);
-  if (!f) return false;
-  std::string e;
-  while (std::getline(f, e, '\0')) {
-    if (prefix ? e.compare(0, entry.size(), entry) == 0 : e == entry) return true;
+  const std::string env = read_proc(fmt::format("/proc/{}/environ", pid), 1 << 20);
+  for (std::size_t start = 0; start < env.size();) {
+    std::size_t end = env.find('\0', start);
+    if (end == std::string::npos) end = env.size();
+    const std::string_view e(env.data() + start, end - start);
+    if (prefix ? e.substr(0, entry.size()) == entry : e == entry) return true;
+    start = end + 1;
   }
   return false;
 }

@@ -14,6 +14,10 @@ namespace sg::agent {
 inline constexpr char kSupervisorVariable[] = "SPEEDGATE_SUPERVISOR";
 std::string supervisor_token(int controller_pid, int pgid);
 
+// A /proc file read with plain read(2) (a process may vanish mid-read: ESRCH, which
+// std::filebuf reports by throwing). At most `max` bytes; empty when unreadable.
+std::string read_proc(const std::string& path, std::size_t max);
+
 struct ProcEntry {
   int pid = 0, ppid = 0, pgid = 0;
   char state = '?';

@@ -145,8 +145,7 @@ const char* kCampaignColumns =
 // pid that now runs something else is never killed.
 bool group_runs(int pgid, const std::string& trainer_hint) {
   if (pgid <= 0 || ::kill(-pgid, 0) != 0) return false;
-  std::ifstream cmd("/proc/" + std::to_string(pgid) + "/cmdline");
-  std::string s((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  const std::string s = read_proc("/proc/" + std::to_string(pgid) + "/cmdline", 1 << 16);
   return !trainer_hint.empty() && s.find(trainer_hint) != std::string::npos;
 }
 
