@@ -22,7 +22,8 @@ void on_stop_signal(int sig) {
 }  // namespace
 
 Interrupted::Interrupted(int signal)
-    : std::runtime_error(std::string("interrupted by ") + ::strsignal(signal) + "; running trials were ended"),
+    : std::runtime_error(std::string("interrupted by ") + ::strsignal(signal) +
+                         "; running trials were ended"),
       signal_(signal) {}
 
 void install_interrupt_handlers() {

@@ -67,7 +67,8 @@ bool environ_has(int pid, const std::string& entry, bool prefix) {
   return false;
 }
 
-std::set<int> find_processes(int pgid, const std::string& token, bool token_is_prefix, const std::set<int>& roots) {
+std::set<int> find_processes(int pgid, const std::string& token, bool token_is_prefix,
+                             const std::set<int>& roots) {
   const int self = static_cast<int>(::getpid());
   const std::vector<ProcEntry> all = list_processes();
   std::map<int, int> parent;

@@ -31,6 +31,7 @@ bool environ_has(int pid, const std::string& entry, bool prefix);
 // The pids (never this process) in group `pgid` (0: none), with the environment entry
 // `token` (or one starting with it when `token_is_prefix`; empty: not checked), or
 // descending from one of `roots`.
-std::set<int> find_processes(int pgid, const std::string& token, bool token_is_prefix, const std::set<int>& roots);
+std::set<int> find_processes(int pgid, const std::string& token, bool token_is_prefix,
+                             const std::set<int>& roots);
 
 }  // namespace sg::agent

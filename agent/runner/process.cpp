@@ -19,8 +19,8 @@
 #include <set>
 #include <thread>
 
-#include <boost/asio.hpp>
 #include <fmt/format.h>
+#include <boost/asio.hpp>
 
 #include "agent/common/interrupt.hpp"
 #include "agent/common/proc_scan.hpp"
@@ -46,18 +46,19 @@ class Drain : public std::enable_shared_from_this<Drain> {
  private:
   void read() {
     auto self = shared_from_this();
-    sd_.async_read_some(boost::asio::buffer(buf_), [self](const boost::system::error_code& ec, std::size_t n) {
-      if (n > 0) {
-        self->out_.write(self->buf_.data(), static_cast<std::streamsize>(n));
-        self->bytes_ += n;
-      }
-      if (ec) {
-        self->out_.flush();
-        self->done_ = true;
-        return;
-      }
-      self->read();
-    });
+    sd_.async_read_some(boost::asio::buffer(buf_),
+                        [self](const boost::system::error_code& ec, std::size_t n) {
+                          if (n > 0) {
+                            self->out_.write(self->buf_.data(), static_cast<std::streamsize>(n));
+                            self->bytes_ += n;
+                          }
+                          if (ec) {
+                            self->out_.flush();
+                            self->done_ = true;
+                            return;
+                          }
+                          self->read();
+                        });
   }
   boost::asio::posix::stream_descriptor sd_;
   std::ofstream out_;
@@ -126,7 +127,8 @@ struct ChildPlan {
   if (c.pgid_digits) {
     char buf[16];
     int n = 0;
-    for (unsigned v = static_cast<unsigned>(::getpid()); v > 0 && n < 16; v /= 10) buf[n++] = static_cast<char>('0' + v % 10);
+    for (unsigned v = static_cast<unsigned>(::getpid()); v > 0 && n < 16; v /= 10)
+      buf[n++] = static_cast<char>('0' + v % 10);
     for (int i = 0; i < n; ++i) c.pgid_digits[i] = buf[n - 1 - i];
     c.pgid_digits[n] = '\0';
   }
@@ -158,7 +160,8 @@ Started spawn(const ProcessSpec& spec, pid_t leader, const std::function<void(in
   }
   // The leader writes its own pid (the group id) into the reserved digits.
   const std::string unset = supervisor_token(self, 0);  // "...:0": the leader replaces the 0
-  env.push_back(leader ? supervisor_token(self, leader) : unset.substr(0, unset.size() - 1) + std::string(16, '\0'));
+  env.push_back(leader ? supervisor_token(self, leader)
+                       : unset.substr(0, unset.size() - 1) + std::string(16, '\0'));
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -258,7 +261,9 @@ std::vector<std::pair<std::string, std::string>> inherited_env_without_switches(
 
 bool process_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
-ProcessOutcome run_process(const ProcessSpec& spec) { return run_process_group({spec}).members.front(); }
+ProcessOutcome run_process(const ProcessSpec& spec) {
+  return run_process_group({spec}).members.front();
+}
 
 GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
   using clock = std::chrono::steady_clock;
@@ -280,7 +285,8 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
   auto strays = [&]() {
     std::set<int> found = find_processes(pgid, supervisor_token(::getpid(), pgid), false, roots);
     std::lock_guard<std::mutex> lock(g_members_mu);
-    const bool alone = std::all_of(g_members.begin(), g_members.end(), [&](int p) { return roots.count(p) > 0; });
+    const bool alone =
+        std::all_of(g_members.begin(), g_members.end(), [&](int p) { return roots.count(p) > 0; });
     if (alone) {
       for (const auto& p : list_processes()) {
         if (p.ppid == ::getpid() && !g_members.count(p.pid)) found.insert(p.pid);
@@ -338,8 +344,12 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
     term_sent = kill_sent = true;
     signal_all(SIGKILL);
   }
-  auto all_exited = [&] { return std::all_of(exited.begin(), exited.end(), [](bool b) { return b; }); };
-  auto drains_done = [&] { return std::all_of(drains.begin(), drains.end(), [](const auto& d) { return d->done(); }); };
+  auto all_exited = [&] {
+    return std::all_of(exited.begin(), exited.end(), [](bool b) { return b; });
+  };
+  auto drains_done = [&] {
+    return std::all_of(drains.begin(), drains.end(), [](const auto& d) { return d->done(); });
+  };
   while (true) {
     ioc.run_for(std::chrono::milliseconds(50));
     auto now = clock::now();
@@ -353,7 +363,8 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
       status[i] = st;
       last_exit = now;
       const bool failed = WIFSIGNALED(st) || (WIFEXITED(st) && WEXITSTATUS(st) != 0);
-      if (failed && !term_sent && (failed_now < 0 || (WIFSIGNALED(st) && !WIFSIGNALED(status[failed_now])))) {
+      if (failed && !term_sent &&
+          (failed_now < 0 || (WIFSIGNALED(st) && !WIFSIGNALED(status[failed_now])))) {
         failed_now = static_cast<int>(i);
       }
     }
@@ -372,7 +383,8 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
       term_at = now;
       signal_all(SIGTERM);
     }
-    if (!all_exited() && control.deadline.count() > 0 && now - t0 > control.deadline && !term_sent) {
+    if (!all_exited() && control.deadline.count() > 0 && now - t0 > control.deadline &&
+        !term_sent) {
       group.deadline_hit = true;
       term_sent = true;
       term_at = now;
@@ -407,7 +419,8 @@ GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs) {
       int st;
       const pid_t r = ::waitpid(*it, &st, WNOHANG);
       std::error_code ec;
-      const bool gone = r == *it || (r < 0 && !std::filesystem::exists(fmt::format("/proc/{}", *it), ec));
+      const bool gone =
+          r == *it || (r < 0 && !std::filesystem::exists(fmt::format("/proc/{}", *it), ec));
       it = gone ? seen.erase(it) : std::next(it);
     }
     if (seen.empty() && strays().empty()) break;

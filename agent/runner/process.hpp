@@ -11,6 +11,8 @@
 // (agent/common/proc_scan.hpp). When the group ends, its stray descendants (setsid
 // included: this process is a child subreaper) are killed and reaped with it. A stop
 // signal to this process (agent/common/interrupt.hpp) ends the group the same way.
+// REQUIRES: the process starts children only through this supervisor (with no group
+// running, any other child of ours is taken for a reparented stray and killed).
 #pragma once
 #include <chrono>
 #include <functional>

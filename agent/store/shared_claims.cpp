@@ -23,16 +23,20 @@ bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPE
 
 // Inserts a reservation row for `key`: a copy of `from` (re-queued from it) or, with
 // from = 0, a row knowing only the key and purpose (claim_trial fills in the rest).
-void insert_reservation(Store& store, std::int64_t cid, const std::string& purpose, const std::string& key,
-                        std::int64_t from) {
-  SQLite::Statement ins(store.db(), from ?
-      "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, "
-      "grad_accum, repeat, state, host, controller_pid, heartbeat_at, requeued_from) "
-      "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, grad_accum, "
-      "repeat, 'running', ?, ?, ?, id FROM trials WHERE id = ?" :
-      "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, "
-      "grad_accum, repeat, state, host, controller_pid, heartbeat_at) "
-      "VALUES(?, ?, ?, '', '{}', 0, 0, 1, 1, 0, 'running', ?, ?, ?)");
+void insert_reservation(Store& store, std::int64_t cid, const std::string& purpose,
+                        const std::string& key, std::int64_t from) {
+  SQLite::Statement ins(
+      store.db(),
+      from ? "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
+             "steps, micro_batch, "
+             "grad_accum, repeat, state, host, controller_pid, heartbeat_at, requeued_from) "
+             "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+             "micro_batch, grad_accum, "
+             "repeat, 'running', ?, ?, ?, id FROM trials WHERE id = ?"
+           : "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
+             "steps, micro_batch, "
+             "grad_accum, repeat, state, host, controller_pid, heartbeat_at) "
+             "VALUES(?, ?, ?, '', '{}', 0, 0, 1, 1, 0, 'running', ?, ?, ?)");
   int i = 1;
   if (!from) {
     ins.bind(i++, cid);
@@ -49,7 +53,8 @@ void insert_reservation(Store& store, std::int64_t cid, const std::string& purpo
 }  // namespace
 
 KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const std::string& purpose,
-                                 const std::string& key, double stale_after_s, std::chrono::milliseconds poll,
+                                 const std::string& key, double stale_after_s,
+                                 std::chrono::milliseconds poll,
                                  const std::function<void(const KeyOwner&)>& on_wait) {
   const std::string host = host_name();
   const int self = static_cast<int>(::getpid());
@@ -61,8 +66,10 @@ KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const s
     Holder holder = Holder::none;
     store.write([&] {
       SQLite::Statement q(store.db(),
-          "SELECT id, state, COALESCE(disposition, ''), reason, COALESCE(host, ''), COALESCE(controller_pid, 0), "
-          "COALESCE(heartbeat_at, 0) FROM trials WHERE campaign_id = ? AND trial_key = ? ORDER BY id DESC LIMIT 1");
+                          "SELECT id, state, COALESCE(disposition, ''), reason, COALESCE(host, "
+                          "''), COALESCE(controller_pid, 0), "
+                          "COALESCE(heartbeat_at, 0) FROM trials WHERE campaign_id = ? AND "
+                          "trial_key = ? ORDER BY id DESC LIMIT 1");
       q.bind(1, campaign_id);
       q.bind(2, key);
       if (!q.executeStep()) {
@@ -71,13 +78,15 @@ KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const s
         return;
       }
       const std::int64_t id = q.getColumn(0).getInt64();
-      const std::string state = q.getColumn(1).getString(), disposition = q.getColumn(2).getString();
+      const std::string state = q.getColumn(1).getString(),
+                        disposition = q.getColumn(2).getString();
       const std::string reason = q.getColumn(3).getString();
       owner = {id, q.getColumn(4).getString(), q.getColumn(5).getInt()};
       const double heartbeat_at = column_real(q.getColumn(6));
       q.reset();
       if (state == "finished") {
-        const bool interrupted = disposition == "killed" && reason.rfind(kInterruptedReason, 0) == 0;
+        const bool interrupted =
+            disposition == "killed" && reason.rfind(kInterruptedReason, 0) == 0;
         if (disposition != "stale" && !interrupted) {
           decided = KeyReservation::finished;
           return;
@@ -87,8 +96,9 @@ KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const s
         return;
       }
       if (state == "queued") {
-        SQLite::Statement take(store.db(), "UPDATE trials SET state = 'running', host = ?, controller_pid = ?, "
-                                           "heartbeat_at = ? WHERE id = ? AND state = 'queued'");
+        SQLite::Statement take(store.db(),
+                               "UPDATE trials SET state = 'running', host = ?, controller_pid = ?, "
+                               "heartbeat_at = ? WHERE id = ? AND state = 'queued'");
         take.bind(1, host);
         take.bind(2, self);
         bind_real(take, 3, unix_now());
@@ -102,10 +112,14 @@ KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const s
         return;
       }
       const bool fresh = unix_now() - heartbeat_at <= stale_after_s;
-      holder = fresh && (owner.host != host || pid_alive(owner.controller_pid)) ? Holder::live_peer : Holder::dead_peer;
+      holder = fresh && (owner.host != host || pid_alive(owner.controller_pid)) ? Holder::live_peer
+                                                                                : Holder::dead_peer;
     });
     if (decided) {
-      if (waiting) spdlog::info("trial key {} is free again: {}", key, *decided == KeyReservation::finished ? "using the other controller's outcome" : "running it here");
+      if (waiting)
+        spdlog::info("trial key {} is free again: {}", key,
+                     *decided == KeyReservation::finished ? "using the other controller's outcome"
+                                                          : "running it here");
       return *decided;
     }
     if (holder == Holder::dead_peer) {
@@ -123,9 +137,12 @@ KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const s
 void release_reservations(Store& store, std::int64_t campaign_id) {
   store.write([&] {
     const std::string where =
-        "campaign_id = ? AND state = 'running' AND started_at IS NULL AND host = ? AND controller_pid = ?";
-    for (const std::string sql : {"DELETE FROM trials WHERE requeued_from IS NULL AND " + where,
-                                  "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL WHERE " + where}) {
+        "campaign_id = ? AND state = 'running' AND started_at IS NULL AND host = ? AND "
+        "controller_pid = ?";
+    for (const std::string sql :
+         {"DELETE FROM trials WHERE requeued_from IS NULL AND " + where,
+          "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL WHERE " +
+              where}) {
       SQLite::Statement st(store.db(), sql);
       st.bind(1, campaign_id);
       st.bind(2, host_name());
@@ -151,8 +168,9 @@ ReservationKeeper::ReservationKeeper(const std::string& db_path, std::int64_t ca
       std::unique_lock<std::mutex> lock(s->mu);
       while (!s->cv.wait_for(lock, every, [s] { return s->stop; })) {
         store.write([&] {
-          SQLite::Statement st(store.db(), "UPDATE trials SET heartbeat_at = ? WHERE campaign_id = ? AND "
-                                           "state = 'running' AND host = ? AND controller_pid = ?");
+          SQLite::Statement st(store.db(),
+                               "UPDATE trials SET heartbeat_at = ? WHERE campaign_id = ? AND "
+                               "state = 'running' AND host = ? AND controller_pid = ?");
           bind_real(st, 1, unix_now());
           st.bind(2, campaign_id);
           st.bind(3, host_name());

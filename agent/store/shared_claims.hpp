@@ -32,7 +32,8 @@ struct KeyOwner {
 // row is run again. `on_wait` is called once when a wait begins. Throws Interrupted
 // when this controller is told to stop while waiting.
 KeyReservation reserve_trial_key(Store& store, std::int64_t campaign_id, const std::string& purpose,
-                                 const std::string& key, double stale_after_s, std::chrono::milliseconds poll,
+                                 const std::string& key, double stale_after_s,
+                                 std::chrono::milliseconds poll,
                                  const std::function<void(const KeyOwner&)>& on_wait = {});
 
 // Reservations this controller made in the campaign and never started: removed
@@ -44,7 +45,8 @@ void release_reservations(Store& store, std::int64_t campaign_id);
 // free slot is never taken for a dead controller's.
 class ReservationKeeper {
  public:
-  ReservationKeeper(const std::string& db_path, std::int64_t campaign_id, std::chrono::milliseconds every);
+  ReservationKeeper(const std::string& db_path, std::int64_t campaign_id,
+                    std::chrono::milliseconds every);
   ~ReservationKeeper();
   ReservationKeeper(const ReservationKeeper&) = delete;
   ReservationKeeper& operator=(const ReservationKeeper&) = delete;

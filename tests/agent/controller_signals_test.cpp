@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include <boost/process.hpp>
 #include <gtest/gtest.h>
+#include <boost/process.hpp>
 
 #include "agent/common/interrupt.hpp"
 #include "agent/store/store.hpp"
@@ -31,9 +31,29 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
   void TearDown() override { fs::remove_all(dir); }
 
   std::vector<std::string> tune() const {
-    return {"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", test::fake_trainer(),
-            "--steps", "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "1", "--plan", "screen",
-            "--target-micro-batch", "32", "--memory-budget", "fast=141GiB"};
+    return {"tune",
+            "--workload",
+            "wam",
+            "--size",
+            "tiny",
+            "--db",
+            "sg.db",
+            "--trainer",
+            test::fake_trainer(),
+            "--steps",
+            "3",
+            "--screen-steps",
+            "3",
+            "--seeds",
+            "0,1000",
+            "--repeats",
+            "1",
+            "--plan",
+            "screen",
+            "--target-micro-batch",
+            "32",
+            "--memory-budget",
+            "fast=141GiB"};
   }
 
   // Starts a controller whose trainers hang ignoring SIGTERM after starting their
@@ -43,10 +63,11 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
     env.set("FAKE_MANIFEST", "small");
     env.set("FAKE_FAULT", "setsid_hang");
     env.set("FAKE_PID_DIR", pids);
-    bp::child c(test::speedgate_bin(), bp::args(tune()), env, bp::start_dir(dir), bp::std_out > bp::null,
-                bp::std_err > dir + "/controller.err");
+    bp::child c(test::speedgate_bin(), bp::args(tune()), env, bp::start_dir(dir),
+                bp::std_out > bp::null, bp::std_err > dir + "/controller.err");
     for (int i = 0; i < 600; ++i) {
-      if (!test::pids_named(pids, "setsid").empty() && !test::pids_named(pids, "group").empty()) break;
+      if (!test::pids_named(pids, "setsid").empty() && !test::pids_named(pids, "group").empty())
+        break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return c;
@@ -54,7 +75,8 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
 
   // The controller's exit code, waiting at most 60 s (then it is killed: a failure).
   static int exit_code(bp::child& c) {
-    for (int i = 0; i < 600 && c.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 600 && c.running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (c.running()) {
       c.terminate();
       return -1;
@@ -66,7 +88,8 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
   void expect_all_gone() {
     for (const char* name : {"trainer", "setsid", "group"}) {
       for (int p : test::pids_named(pids, name)) {
-        EXPECT_FALSE(test::still_running_after_wait(p)) << name << " " << p << " outlived its trial";
+        EXPECT_FALSE(test::still_running_after_wait(p))
+            << name << " " << p << " outlived its trial";
       }
     }
   }
@@ -99,7 +122,8 @@ TEST_P(ControllerSignals, StopSignalEndsTheTrialRecordsItKilledAndExits128PlusSi
   ASSERT_EQ(r.code, 0) << r.err;
   Store after(dir + "/sg.db", true);
   bool rerun = false;
-  for (const auto& t : after.trials(1)) rerun |= t.requeued_from == killed && t.state == "finished" && t.run_ok;
+  for (const auto& t : after.trials(1))
+    rerun |= t.requeued_from == killed && t.state == "finished" && t.run_ok;
   EXPECT_TRUE(rerun) << "a killed trial is re-queued on resume";
 }
 
@@ -112,7 +136,8 @@ TEST_F(ControllerSignals, SigkillTakesTheTrainerAlongAndTheNextControllerEndsIts
   ::kill(c.id(), SIGKILL);
   c.wait();
   for (int p : test::pids_named(pids, "trainer")) {
-    EXPECT_FALSE(test::still_running_after_wait(p)) << "the trainer outlived its SIGKILLed controller";
+    EXPECT_FALSE(test::still_running_after_wait(p))
+        << "the trainer outlived its SIGKILLed controller";
   }
   auto r = test::run_speedgate(tune(), dir, {{"FAKE_MANIFEST", "small"}});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -124,10 +149,13 @@ TEST_F(ControllerSignals, SigkillTakesTheTrainerAlongAndTheNextControllerEndsIts
 }
 
 TEST_F(ControllerSignals, DescribeThatNeverAnswersEndsWithAClearError) {
-  auto r = test::run_speedgate(tune(), dir,
-                               {{"FAKE_DESCRIBE", "hang"}, {"FAKE_PID_DIR", pids}, {"SPEEDGATE_DESCRIBE_TIMEOUT_S", "2"}});
+  auto r = test::run_speedgate(
+      tune(), dir,
+      {{"FAKE_DESCRIBE", "hang"}, {"FAKE_PID_DIR", pids}, {"SPEEDGATE_DESCRIBE_TIMEOUT_S", "2"}});
   EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_NE(r.err.find("did not finish within 2 s (SPEEDGATE_DESCRIBE_TIMEOUT_S)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did not finish within 2 s (SPEEDGATE_DESCRIBE_TIMEOUT_S)"),
+            std::string::npos)
+      << r.err;
   ASSERT_FALSE(test::pids_named(pids, "setsid").empty());
   expect_all_gone();
   EXPECT_FALSE(fs::exists(dir + "/sg.db")) << "nothing written";
@@ -135,7 +163,8 @@ TEST_F(ControllerSignals, DescribeThatNeverAnswersEndsWithAClearError) {
   for (const char* bad : {"nan", "0", "-1", "1e9", "x"}) {
     r = test::run_speedgate(tune(), dir, {{"SPEEDGATE_DESCRIBE_TIMEOUT_S", bad}});
     EXPECT_EQ(r.code, 2) << bad;
-    EXPECT_NE(r.err.find("SPEEDGATE_DESCRIBE_TIMEOUT_S"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("SPEEDGATE_DESCRIBE_TIMEOUT_S"), std::string::npos)
+        << bad << ": " << r.err;
   }
 }
 

@@ -56,7 +56,8 @@ TEST_F(ProcessSupervision, GroupIsRecordedBeforeTheTrainerCanRun) {
   ASSERT_FALSE(o.failure) << o.reason;
   EXPECT_FALSE(ran_early) << "the trainer ran before its group was recorded";
   EXPECT_EQ(recorded, o.pgid);
-  ASSERT_EQ(test::pids_named(pids, "trainer"), std::vector<int>{o.pgid}) << "the trainer leads the recorded group";
+  ASSERT_EQ(test::pids_named(pids, "trainer"), std::vector<int>{o.pgid})
+      << "the trainer leads the recorded group";
 }
 
 TEST_F(ProcessSupervision, AFailingStartRecordKillsTheWaitingChild) {
@@ -81,8 +82,10 @@ TEST_F(ProcessSupervision, StraysThatLeftTheGroupDieWithAnOkTrial) {
   const auto setsid = test::pids_named(pids, "setsid"), group = test::pids_named(pids, "group");
   ASSERT_EQ(setsid.size(), 1u);
   ASSERT_EQ(group.size(), 1u);
-  EXPECT_FALSE(test::process_running(setsid[0])) << "a grandchild in its own session outlived the trial";
-  EXPECT_FALSE(test::process_running(group[0])) << "a grandchild in the trial's group outlived the trial";
+  EXPECT_FALSE(test::process_running(setsid[0]))
+      << "a grandchild in its own session outlived the trial";
+  EXPECT_FALSE(test::process_running(group[0]))
+      << "a grandchild in the trial's group outlived the trial";
 }
 
 TEST_F(ProcessSupervision, TrainerIgnoringSigtermAndItsStraysAreKilledAtTheDeadline) {
@@ -104,7 +107,8 @@ TEST_F(ProcessSupervision, TrainerIgnoringSigtermAndItsStraysAreKilledAtTheDeadl
   EXPECT_EQ(o.process.signal, SIGKILL) << "SIGTERM is ignored: SIGKILL after the grace";
   EXPECT_TRUE(token_seen);
   for (const char* name : {"trainer", "setsid", "group"}) {
-    for (int p : test::pids_named(pids, name)) EXPECT_FALSE(test::process_running(p)) << name << " " << p;
+    for (int p : test::pids_named(pids, name))
+      EXPECT_FALSE(test::process_running(p)) << name << " " << p;
   }
 }
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <thread>
 
-#include <boost/process.hpp>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <boost/process.hpp>
 
 #include "agent/store/shared_claims.hpp"
 #include "agent/store/store.hpp"
@@ -24,29 +24,51 @@ namespace bp = boost::process;
 TEST(SharedCampaign, ThreeControllersWithIdenticalOptionsRunEachTrialKeyOnce) {
   const std::string dir = test::make_temp_dir("shared");
   const std::string run_log = dir + "/runs.log";
-  const std::vector<std::string> args = {
-      "tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", test::fake_trainer(), "--steps",
-      "3", "--screen-steps", "3", "--seeds", "0,1000", "--repeats", "2", "--plan", "screen", "--target-micro-batch",
-      "32", "--memory-budget", "fast=141GiB"};
+  const std::vector<std::string> args = {"tune",
+                                         "--workload",
+                                         "wam",
+                                         "--size",
+                                         "tiny",
+                                         "--db",
+                                         "sg.db",
+                                         "--trainer",
+                                         test::fake_trainer(),
+                                         "--steps",
+                                         "3",
+                                         "--screen-steps",
+                                         "3",
+                                         "--seeds",
+                                         "0,1000",
+                                         "--repeats",
+                                         "2",
+                                         "--plan",
+                                         "screen",
+                                         "--target-micro-batch",
+                                         "32",
+                                         "--memory-budget",
+                                         "fast=141GiB"};
   bp::environment env = boost::this_process::environment();
   env.set("FAKE_MANIFEST", "small");
   env.set("FAKE_STEP_SLEEP", "0.1");  // trials overlap between controllers
   env.set("FAKE_RUN_LOG", run_log);
   std::vector<bp::child> controllers;
   for (int i = 0; i < 3; ++i) {
-    controllers.emplace_back(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir), bp::std_out > bp::null,
+    controllers.emplace_back(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir),
+                             bp::std_out > bp::null,
                              bp::std_err > fmt::format("{}/c{}.err", dir, i));
   }
   for (std::size_t i = 0; i < controllers.size(); ++i) {
     auto& c = controllers[i];
-    for (int t = 0; t < 3000 && c.running(); ++t) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int t = 0; t < 3000 && c.running(); ++t)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (c.running()) c.terminate();
     c.wait();
     EXPECT_EQ(c.exit_code(), 0) << read_file(fmt::format("{}/c{}.err", dir, i)).value_or("");
   }
 
   Store s(dir + "/sg.db", /*read_only=*/true);
-  EXPECT_EQ(s.db().execAndGet("SELECT COUNT(*) FROM campaigns").getInt(), 1) << "one shared campaign";
+  EXPECT_EQ(s.db().execAndGet("SELECT COUNT(*) FROM campaigns").getInt(), 1)
+      << "one shared campaign";
   std::map<std::string, int> finished_per_key;
   int finished = 0;
   for (const auto& t : s.trials(1)) {
@@ -74,7 +96,8 @@ TEST(SharedCampaign, ReservationsAreTakenOnceAndReleased) {
   const auto cid = s.create_campaign(c);
   const auto poll = std::chrono::milliseconds(10);
   EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k1", 3600, poll), KeyReservation::reserved);
-  EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k1", 3600, poll), KeyReservation::reserved) << "ours already";
+  EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k1", 3600, poll), KeyReservation::reserved)
+      << "ours already";
   TrialRow t;
   t.campaign_id = cid;
   t.trial_key = "k1";
@@ -98,12 +121,15 @@ TEST(SharedCampaign, ReservationsAreTakenOnceAndReleased) {
   std::thread holder([&] {
     Store other(dir + "/sg.db");
     while (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    other.db().exec("UPDATE trials SET state = 'finished', run_ok = 0, disposition = 'crash' WHERE trial_key = 'k2'");
+    other.db().exec(
+        "UPDATE trials SET state = 'finished', run_ok = 0, disposition = 'crash' WHERE trial_key = "
+        "'k2'");
   });
-  EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k2", 3600, poll, [&](const KeyOwner& o) {
-              EXPECT_EQ(o.controller_pid, 1);
-              waited = true;
-            }),
+  EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k2", 3600, poll,
+                              [&](const KeyOwner& o) {
+                                EXPECT_EQ(o.controller_pid, 1);
+                                waited = true;
+                              }),
             KeyReservation::finished);
   holder.join();
   EXPECT_TRUE(waited);
