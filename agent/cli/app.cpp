@@ -10,6 +10,7 @@
 #include "agent/cli/command.hpp"
 #include "agent/common/cli_suggest.hpp"
 #include "agent/common/errors.hpp"
+#include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"
 #include "speedgate_build_info.hpp"
 
@@ -60,6 +61,9 @@ int run_cli(int argc, char** argv) {
       if (c->app()->parsed()) return c->run();
     }
     return 2;
+  } catch (const Interrupted& e) {
+    spdlog::error("{}", e.what());
+    return e.exit_code();
   } catch (const UsageError& e) {
     spdlog::error("{}", e.what());
     return 2;

@@ -2,15 +2,29 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
+#include "agent/common/interrupt.hpp"
 #include "agent/runner/process.hpp"
 
 namespace sg::agent {
+
+double describe_timeout_s() {
+  const char* v = std::getenv(kDescribeTimeoutVariable);
+  if (!v || !*v) return kDescribeTimeoutS;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (*end != '\0' || !std::isfinite(s) || s <= 0 || s > 86400) {
+    throw UsageError(fmt::format("{}='{}' must be a number of seconds in (0, 86400]", kDescribeTimeoutVariable, v));
+  }
+  return s;
+}
 
 Manifest describe_trainer(const std::string& trainer) {
   namespace fs = std::filesystem;
@@ -25,13 +39,20 @@ Manifest describe_trainer(const std::string& trainer) {
   spec.env = inherited_env_without_switches();
   spec.stdout_log = (dir / "stdout").string();
   spec.stderr_log = (dir / "stderr").string();
-  spec.deadline = std::chrono::seconds(120);
+  const double limit_s = describe_timeout_s();
+  spec.deadline = std::chrono::milliseconds(static_cast<long long>(limit_s * 1000));
+  spec.grace = std::chrono::seconds(2);
   ProcessOutcome p = run_process(spec);
   std::string out = read_file(spec.stdout_log, 16 << 20).value_or("");
   std::string err = read_file(spec.stderr_log, 1 << 16).value_or("");
   std::error_code ec;
   fs::remove_all(dir, ec);
+  if (p.interrupted) throw Interrupted(interrupt_signal());
   if (!p.started) throw UsageError("cannot run trainer '" + trainer + "': " + p.start_error);
+  if (p.deadline_hit) {
+    throw UsageError(fmt::format("'{} describe --json' did not finish within {} s ({}); it was killed", trainer,
+                                 limit_s, kDescribeTimeoutVariable));
+  }
   if (p.signaled || p.exit_code != 0) {
     throw UsageError(fmt::format("'{} describe --json' failed ({}): {}", trainer,
                                  p.signaled ? fmt::format("signal {}", p.signal) : fmt::format("exit {}", p.exit_code),

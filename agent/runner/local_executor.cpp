@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "agent/common/interrupt.hpp"
+
 namespace sg::agent {
 
 LocalExecutor::LocalExecutor(std::vector<std::string> gpu_ids, int parallel_trials)
@@ -59,7 +61,12 @@ int LocalExecutor::master_port() {
 
 TrialOutcome LocalExecutor::run(const TrialRequest& req) {
   const int world = std::max(1, req.world_size);
+  throw_if_interrupted();
   const std::vector<int> slots = acquire(world, req.exclusive);
+  if (interrupt_signal() != 0) {
+    release(slots);
+    throw_if_interrupted();
+  }
   TrialRequest r = req;
   std::string label;
   if (!gpu_ids_.empty()) {

@@ -4,6 +4,15 @@
 // code vs signal. A member that fails while other members still run ends the group
 // the same way (the ranks of a distributed trial live and die together). No shell
 // anywhere: argv and the environment are passed as lists.
+//
+// Start handshake: each child joins the group, asks for SIGKILL when this process dies
+// (PR_SET_PDEATHSIG) and blocks on a pipe; on_started(pgid) runs before the first
+// child may exec. Every child's environment carries supervisor_token(getpid(), pgid)
+// (agent/common/proc_scan.hpp). When the group ends, its stray descendants (setsid
+// included: this process is a child subreaper) are killed and reaped with it. A stop
+// signal to this process (agent/common/interrupt.hpp) ends the group the same way.
+// REQUIRES: the process starts children only through this supervisor (with no group
+// running, any other child of ours is taken for a reparented stray and killed).
 #pragma once
 #include <chrono>
 #include <functional>
@@ -27,6 +36,10 @@ struct ProcessSpec {
   std::chrono::milliseconds drain_after_exit{std::chrono::seconds(2)};
   // Called about once a second while the child runs (heartbeat watching).
   std::function<void()> on_tick;
+  // Called with the new group's id after the group exists and before any member can
+  // exec (record it where a later controller finds it). An exception kills the group
+  // and propagates.
+  std::function<void(int pgid)> on_started;
 };
 
 struct ProcessOutcome {
@@ -36,6 +49,7 @@ struct ProcessOutcome {
   int signal = 0;            // valid when signaled
   bool signaled = false;
   bool deadline_hit = false; // we sent SIGTERM/SIGKILL because of the deadline
+  bool interrupted = false;  // we ended the group because this process got a stop signal
   int pid = 0;
   double wall_s = 0;
   std::size_t stdout_bytes = 0, stderr_bytes = 0;
@@ -51,10 +65,11 @@ struct GroupOutcome {
   // signalled one wins over an exit code (peers of a dead rank exit with an error).
   int failed_member = -1;
   bool deadline_hit = false;
+  bool interrupted = false;
 };
 
 // Runs every spec in one process group. The group-wide controls (deadline, grace,
-// drain_after_exit, on_tick) come from specs[0]. REQUIRES: !specs.empty().
+// drain_after_exit, on_tick, on_started) come from specs[0]. REQUIRES: !specs.empty().
 // A member that cannot be started kills the members already running.
 GroupOutcome run_process_group(const std::vector<ProcessSpec>& specs);
 

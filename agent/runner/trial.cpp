@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agent/common/files.hpp"
+#include "agent/common/interrupt.hpp"
 #include "agent/runner/kernel_trial_result.hpp"
 
 namespace sg::agent {
@@ -17,6 +18,10 @@ std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultP
   if (!p.started) {
     *reason = "trainer did not start: " + p.start_error;
     return Disposition::crash;
+  }
+  if (p.interrupted) {
+    *reason = std::string(kInterruptedReason) + "the controller was told to stop; the trial re-runs on resume";
+    return Disposition::killed;
   }
   if (p.deadline_hit) {
     *reason = "deadline exceeded; process group terminated";
@@ -156,6 +161,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   ProcessSpec& control = ranks.front();
   control.deadline = req.deadline;
   control.grace = req.grace;
+  control.on_started = req.on_started;
   if (req.on_heartbeat) {
     control.on_tick = [&] { req.on_heartbeat(read_file(heartbeat, 1 << 16).value_or("")); };
   }
@@ -165,7 +171,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   out.failed_rank = g.failed_member;
   out.process = g.members[static_cast<std::size_t>(std::max(0, g.failed_member))];
   ResultParse parsed;
-  if (out.process.started && !out.process.deadline_hit && !out.process.signaled) {
+  if (out.process.started && !out.process.deadline_hit && !out.process.interrupted && !out.process.signaled) {
     parsed = parse_trial_result(req, out.result_path);
   }
   decode_trial(out, parsed);

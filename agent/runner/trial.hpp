@@ -41,6 +41,9 @@ struct TrialRequest {
   std::string name;  // the trial's name for executors that show one (Slurm job name)
   // Slurm: called once the job is submitted, with its id (recorded for resume).
   std::function<void(const std::string& job_id)> on_submitted;
+  // Local: called with the trial's process group before any rank can run (recorded so
+  // a later controller can end what a dead one left).
+  std::function<void(int pgid)> on_started;
   std::chrono::milliseconds deadline{std::chrono::minutes(10)};
   std::chrono::milliseconds grace{std::chrono::seconds(5)};
   // Called about once a second with the heartbeat file's content (may be empty).

@@ -11,11 +11,13 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"
 #include "agent/manifest/unknown_target.hpp"
 #include "agent/search/campaign_evaluator.hpp"
 #include "agent/search/pareto.hpp"
 #include "agent/search/strategy.hpp"
+#include "agent/store/shared_claims.hpp"
 #include "agent/store/store.hpp"
 #include "agent/store/trial_launch.hpp"
 
@@ -119,12 +121,15 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   std::int64_t cid = 0;
   // A plain run resumes an interrupted campaign; --resume also reopens the latest finished
   // one (e.g. a campaign run in budget slices): recorded trials are reused, not re-run.
-  auto prev = store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
-  if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
-    cid = prev->id;
-    if (prev->state != "running") store.reopen_campaign(cid);
-    spdlog::info("resuming campaign {} (started {})", cid, prev->created_at);
-  } else {
+  // One transaction: controllers started together with identical options share one campaign.
+  store.write([&] {
+    auto prev = store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
+    if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
+      cid = prev->id;
+      if (prev->state != "running") store.reopen_campaign(cid);
+      spdlog::info("resuming campaign {} (started {})", cid, prev->created_at);
+      return;
+    }
     if (opt.require_resume) {
       throw UsageError(prev ? fmt::format("campaign {} cannot be resumed: trainer, manifest or options differ", prev->id)
                             : "--resume: no campaign for this workload and size in " + opt.db_path);
@@ -137,12 +142,32 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     c.options = opt.to_json();
     cid = store.create_campaign(c);
     spdlog::info("campaign {} started in {}", cid, opt.db_path);
-  }
+  });
   CampaignEvaluator evaluator(store, cid, manifest, opt);
   for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
     spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
     evaluator.executor().cancel_orphan(trial_job_id(store, id));
   }
+  // Another controller on this campaign may hold a key: wait for its outcome instead
+  // of running the key twice (agent/store/shared_claims.hpp).
+  evaluator.set_warm_start([&store, cid](const std::string& purpose, const std::string& key) {
+    reserve_trial_key(store, cid, purpose, key, kStaleAfterS, std::chrono::milliseconds(250), [&](const KeyOwner& o) {
+      spdlog::info("trial {} ({}) runs under controller {} on {}: waiting for its outcome", o.trial_id, purpose,
+                   o.controller_pid, o.host);
+    });
+  });
+  ReservationKeeper keeper(opt.db_path, cid, std::chrono::seconds(10));
+  struct Release {
+    Store& store;
+    std::int64_t cid;
+    ~Release() {
+      try {
+        release_reservations(store, cid);
+      } catch (const std::exception& e) {
+        spdlog::warn("reservations not released: {}", e.what());
+      }
+    }
+  } release{store, cid};
   SearchContext ctx(manifest, evaluator, search_options(opt, evaluator.probes_at_target()));
   ctx.plan = opt.plan;
   bool budget_spent = false;
@@ -153,12 +178,14 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     budget_spent = true;
     spdlog::info("budget spent after {} trainer runs", evaluator.trials_run());
   } catch (const GateFailure& e) {
+    throw_if_interrupted();  // a trial ended by the stop signal is no verdict
     store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
     store.finish_campaign(cid);
     set_progress_status("");
     throw;
   }
   set_progress_status("");  // the status line is gone before the summary
+  throw_if_interrupted();  // the campaign stays unfinished: the next controller resumes it
 
   // The frontier over everything confirmed at the full step budget.
   std::vector<FrontierPoint> pts;

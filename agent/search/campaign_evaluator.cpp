@@ -223,6 +223,12 @@ CampaignEvaluator::Run CampaignEvaluator::execute(Store& store, const Plan& p, c
     }
   };
   req.on_submitted = [&, tid](const std::string& job_id) { set_trial_launch(store, tid, "", "", world, job_id); };
+  // The trainer's group is in the store before it can run (the start handshake), so a
+  // controller killed at any moment leaves a group the next one can end.
+  req.on_started = [&, tid](int pgid) {
+    store.set_trial_pgid(tid, pgid);
+    pgid_stored = true;
+  };
   TrialOutcome o = executor_->run(req);
   TrialFinish f = finish_from(o, req.dir);
   if (o.result) {
@@ -285,6 +291,7 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
   plan.micro_batch = target_micro_batch_;  // the shapes the presets are for
   plan.kernel = KernelTrialSpec{family, variants, kKernelTrialRepeats};
   const std::string key = key_of(plan);
+  if (warm_start_) warm_start_(plan.purpose, key);  // shared campaigns reserve kernel trials too
   std::optional<Run> done = stored(store_, key);
   if (!done) {
     check_budget();

@@ -6,12 +6,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <set>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/interrupt.hpp"
+#include "agent/common/proc_scan.hpp"
 #include "agent/manifest/config.hpp"
 #include "agent/store/schema.hpp"
 
@@ -144,8 +148,7 @@ const char* kCampaignColumns =
 // pid that now runs something else is never killed.
 bool group_runs(int pgid, const std::string& trainer_hint) {
   if (pgid <= 0 || ::kill(-pgid, 0) != 0) return false;
-  std::ifstream cmd("/proc/" + std::to_string(pgid) + "/cmdline");
-  std::string s((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  const std::string s = read_proc("/proc/" + std::to_string(pgid) + "/cmdline", 1 << 16);
   return !trainer_hint.empty() && s.find(trainer_hint) != std::string::npos;
 }
 
@@ -412,36 +415,44 @@ std::optional<TrialRow> Store::find_trial(std::int64_t campaign_id, const std::s
 std::int64_t Store::claim_trial(const TrialRow& t) {
   std::int64_t id = 0;
   write([&] {
-    SQLite::Statement q(*db_, "SELECT id FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'queued' "
-                              "ORDER BY id LIMIT 1");
+    // A queued row (re-queued after a stale run) or this controller's own reservation
+    // (shared_claims.hpp: a running row it has not started yet).
+    SQLite::Statement q(*db_,
+        "SELECT id FROM trials WHERE campaign_id = ? AND trial_key = ? AND (state = 'queued' OR "
+        "(state = 'running' AND started_at IS NULL AND host = ? AND controller_pid = ?)) ORDER BY id LIMIT 1");
     q.bind(1, t.campaign_id);
     q.bind(2, t.trial_key);
+    q.bind(3, host_name());
+    q.bind(4, static_cast<int>(::getpid()));
     if (q.executeStep()) {
       id = q.getColumn(0).getInt64();
     } else {
-      SQLite::Statement ins(*db_,
-          "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
-          "micro_batch, grad_accum, repeat, state) VALUES(?,?,?,?,?,?,?,?,?,?,'queued')");
+      SQLite::Statement ins(*db_, "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, "
+                                  "seed, steps, micro_batch, grad_accum, repeat, state) VALUES(?,?,'',?,'{}',0,0,1,1,0,'queued')");
       ins.bind(1, t.campaign_id);
       ins.bind(2, t.trial_key);
-      ins.bind(3, t.purpose);
-      ins.bind(4, t.config_key);
-      ins.bind(5, t.config_json);
-      ins.bind(6, t.seed);
-      ins.bind(7, t.steps);
-      ins.bind(8, t.micro_batch);
-      ins.bind(9, t.grad_accum);
-      ins.bind(10, t.repeat);
+      ins.bind(3, t.config_key);
       ins.exec();
       id = db_->getLastInsertRowid();
     }
+    // The row describes what runs now (a reservation was inserted knowing only the key).
     SQLite::Statement up(*db_,
-        "UPDATE trials SET state = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), "
+        "UPDATE trials SET purpose = ?, config_key = ?, config_json = ?, seed = ?, steps = ?, micro_batch = ?, "
+        "grad_accum = ?, repeat = ?, state = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), "
         "host = ?, controller_pid = ?, heartbeat_at = ? WHERE id = ?");
-    up.bind(1, host_name());
-    up.bind(2, static_cast<int>(::getpid()));
-    bind_real(up, 3, unix_now());
-    up.bind(4, id);
+    int i = 1;
+    up.bind(i++, t.purpose);
+    up.bind(i++, t.config_key);
+    up.bind(i++, t.config_json);
+    up.bind(i++, t.seed);
+    up.bind(i++, t.steps);
+    up.bind(i++, t.micro_batch);
+    up.bind(i++, t.grad_accum);
+    up.bind(i++, t.repeat);
+    up.bind(i++, host_name());
+    up.bind(i++, static_cast<int>(::getpid()));
+    bind_real(up, i++, unix_now());
+    up.bind(i++, id);
     up.exec();
   });
   return id;
@@ -552,16 +563,30 @@ std::vector<std::int64_t> Store::mark_stale_and_requeue(std::int64_t campaign_id
   const double now = unix_now();
   std::string trainer;
   if (auto c = campaign(campaign_id)) trainer = c->trainer;
+  std::set<int> dead_controllers;
   write([&] {
-    SQLite::Statement q(*db_, fmt::format("SELECT {} FROM trials WHERE campaign_id = ? AND state = 'running'", kTrialColumns));
+    SQLite::Statement q(*db_, fmt::format("SELECT {}, started_at IS NULL FROM trials WHERE campaign_id = ? AND state = 'running'",
+                                          kTrialColumns));
     q.bind(1, campaign_id);
-    std::vector<TrialRow> running;
-    while (q.executeStep()) running.push_back(trial_from(q));
-    for (const auto& t : running) {
+    std::vector<std::pair<TrialRow, bool>> running;
+    while (q.executeStep()) {
+      TrialRow t = trial_from(q);
+      running.emplace_back(std::move(t), q.getColumn(q.getColumnCount() - 1).getInt() != 0);
+    }
+    for (const auto& [t, reserved_only] : running) {
       bool same_host = t.host == host;
       bool controller_dead = same_host && t.controller_pid != ::getpid() && !(::kill(t.controller_pid, 0) == 0 || errno == EPERM);
       bool silent = now - t.heartbeat_at > stale_after_s;
       if (!controller_dead && !silent) continue;
+      if (controller_dead) dead_controllers.insert(t.controller_pid);
+      if (reserved_only) {
+        // A key reserved by a controller that never started it: back to the queue.
+        SQLite::Statement back(*db_, "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL "
+                                     "WHERE id = ? AND state = 'running' AND started_at IS NULL");
+        back.bind(1, t.id);
+        back.exec();
+        continue;
+      }
       // Exactly once: only the transaction that flips running -> finished re-queues.
       SQLite::Statement up(*db_,
           "UPDATE trials SET state = 'finished', disposition = 'stale', run_ok = 0, "
@@ -569,18 +594,38 @@ std::vector<std::int64_t> Store::mark_stale_and_requeue(std::int64_t campaign_id
           "WHERE id = ? AND state = 'running'");
       up.bind(1, t.id);
       if (up.exec() != 1) continue;
-      SQLite::Statement ins(*db_,
-          "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
-          "micro_batch, grad_accum, repeat, state, requeued_from) "
-          "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, "
-          "grad_accum, repeat, 'queued', id FROM trials WHERE id = ?");
-      ins.bind(1, t.id);
-      ins.exec();
+      requeue_copy(t.id);
       if (same_host && group_runs(t.pgid, trainer)) ::kill(-t.pgid, SIGKILL);
       marked.push_back(t.id);
     }
+    // Trials an interrupted controller ended and recorded `killed` run again.
+    SQLite::Statement k(*db_,
+        "SELECT t.id FROM trials t WHERE t.campaign_id = ? AND t.state = 'finished' AND t.disposition = 'killed' "
+        "AND substr(t.reason, 1, ?) = ? AND NOT EXISTS (SELECT 1 FROM trials n WHERE n.campaign_id = t.campaign_id "
+        "AND n.trial_key = t.trial_key AND n.id > t.id)");
+    k.bind(1, campaign_id);
+    k.bind(2, static_cast<int>(std::strlen(kInterruptedReason)));
+    k.bind(3, std::string(kInterruptedReason));
+    std::vector<std::int64_t> killed;
+    while (k.executeStep()) killed.push_back(k.getColumn(0).getInt64());
+    for (auto id : killed) requeue_copy(id);
   });
+  // What a dead controller's trials left on this host: its ranks died with it
+  // (PR_SET_PDEATHSIG); their descendants carry its supervisor token.
+  for (int pid : dead_controllers) {
+    for (int p : find_processes(0, fmt::format("{}={}:", kSupervisorVariable, pid), true, {})) ::kill(p, SIGKILL);
+  }
   return marked;
+}
+
+void Store::requeue_copy(std::int64_t trial_id) {
+  SQLite::Statement ins(*db_,
+      "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+      "micro_batch, grad_accum, repeat, state, requeued_from) "
+      "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, micro_batch, "
+      "grad_accum, repeat, 'queued', id FROM trials WHERE id = ?");
+  ins.bind(1, trial_id);
+  ins.exec();
 }
 
 void Store::add_baseline(std::int64_t campaign_id, int steps, const std::string& role, int seed, std::int64_t trial_id) {

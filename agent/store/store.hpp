@@ -173,8 +173,9 @@ class Store {
 
   // The newest row with this key (finished, running or queued).
   std::optional<TrialRow> find_trial(std::int64_t campaign_id, const std::string& key);
-  // Takes the queued row with this key (re-queued after a stale run) or inserts one,
-  // and marks it running under this controller. Returns its id.
+  // Takes the queued row with this key (re-queued after a stale run), this
+  // controller's reservation of it (shared_claims.hpp) or a new row, fills in `t`'s
+  // fields and marks it running (started now) under this controller. Returns its id.
   std::int64_t claim_trial(const TrialRow& t);
   void finish_trial(std::int64_t id, const TrialFinish& f);
   void set_trial_disposition(const std::vector<std::int64_t>& ids, Disposition d);
@@ -185,7 +186,10 @@ class Store {
   // RUNNING rows whose controller is gone (same host and pid dead) or whose
   // heartbeat is older than stale_after_s: marked stale exactly once and a queued
   // copy inserted. Returns the ids marked. Kills the orphan's process group when
-  // it still runs the trainer on this host.
+  // it still runs the trainer on this host, and every process carrying a dead
+  // controller's supervisor token. A key such a controller reserved but never
+  // started goes back to the queue (not marked). Trials recorded `killed` by an
+  // interrupted controller (reason kInterruptedReason) get a queued copy too.
   std::vector<std::int64_t> mark_stale_and_requeue(std::int64_t campaign_id, double stale_after_s);
 
   void add_baseline(std::int64_t campaign_id, int steps, const std::string& role, int seed, std::int64_t trial_id);
@@ -224,6 +228,8 @@ class Store {
 
  private:
   void migrate();
+  // Inserts a queued copy of a trial row (requeued_from = its id). REQUIRES: inside write().
+  void requeue_copy(std::int64_t trial_id);
   std::unique_ptr<SQLite::Database> db_;
   bool read_only_;
 };

@@ -200,7 +200,7 @@ TEST_F(CliTest, KilledControllerResumesWithoutRerunningFinishedTrials) {
   ASSERT_GT(victim, 0) << "the slow trial never started";
   ::kill(controller.id(), SIGKILL);
   controller.wait();
-  EXPECT_TRUE(test::group_alive_now(orphan_pgid)) << "the orphaned trainer survives its controller";
+  EXPECT_FALSE(test::group_has_live_members(orphan_pgid)) << "the trainer dies with its controller (PR_SET_PDEATHSIG)";
 
   std::size_t finished_before = 0;
   {

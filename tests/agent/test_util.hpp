@@ -78,6 +78,32 @@ inline bool group_has_live_members(int pgid) {
   return true;
 }
 
+// True when `pid` exists and is not a zombie.
+inline bool process_running(int pid) {
+  std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat", 1 << 16).value_or("");
+  auto rp = stat.rfind(')');
+  return rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] != 'Z' && stat[rp + 2] != 'X';
+}
+
+// Gives a process that is in the middle of dying up to 10 s (a bounded wait).
+inline bool still_running_after_wait(int pid) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (!process_running(pid)) return false;
+    ::usleep(100 * 1000);
+  }
+  return true;
+}
+
+// The pids of the files `prefix`.PID in `dir` (the fake trainer's FAKE_PID_DIR).
+inline std::vector<int> pids_named(const std::string& dir, const std::string& prefix) {
+  std::vector<int> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix + ".", 0) == 0) out.push_back(std::atoi(name.c_str() + prefix.size() + 1));
+  }
+  return out;
+}
+
 // Sets an environment variable for the scope of a test.
 class ScopedEnv {
  public:

@@ -11,7 +11,13 @@ controller's gate, projection and search logic can be exercised without LibTorch
     fixed + per_sample * micro_batch with CKPT_LAYERS shrinking per_sample.
 Fault knobs (environment, not switches): FAKE_FAULT = oom | sigkill | hang |
 hang_grandchild | exit_grandchild | nan | empty | partial | garbage | wrong_schema |
-big_output | segv | no_result | crash; FAKE_STEP_SLEEP seconds per step;
+big_output | segv | no_result | crash | setsid_grandchild (starts a grandchild that
+calls setsid and one that stays in the group, both sleeping 300 s with no pipes, then
+runs normally) | setsid_hang (the same, then hangs ignoring SIGTERM) | ignore_term
+(hangs ignoring SIGTERM); FAKE_PID_DIR=DIR: every run creates DIR/trainer.PID and its
+grandchildren DIR/setsid.PID, DIR/group.PID; FAKE_RUN_LOG=FILE: every run appends its
+arguments and switches as one line; FAKE_DESCRIBE=hang: `describe` starts a setsid
+grandchild holding stdout and hangs ignoring SIGTERM; FAKE_STEP_SLEEP seconds per step;
 FAKE_MANIFEST = full | small | combinable (switches that all pass the gate together, one of
 them slower: a stack that prune shrinks); FAKE_NONDETERMINISTIC=1 makes runs differ;
 FAKE_DEVICE_GIB=N: a run whose peak exceeds N GiB ends out of memory (exit 3), as on a
@@ -118,6 +124,34 @@ def atomic_write(path, text):
     os.rename(tmp, path)
 
 
+def record_start():
+    d = os.environ.get("FAKE_PID_DIR")
+    if d:
+        open(os.path.join(d, "trainer.%d" % os.getpid()), "w").close()
+    log = os.environ.get("FAKE_RUN_LOG")
+    if log:
+        sw_env = sorted("%s=%s" % kv for kv in os.environ.items() if kv[0].startswith("SG_"))
+        with open(log, "a") as f:  # one short O_APPEND write per run: lines never interleave
+            f.write(" ".join(sys.argv[1:] + sw_env) + "\n")
+
+
+def start_grandchildren(hold_stdout=False):
+    """A grandchild that leaves the group and session (setsid) and one that stays."""
+    d = os.environ.get("FAKE_PID_DIR", "")
+    out = None if hold_stdout else subprocess.DEVNULL
+    for name, new_session in (("setsid", True), ("group", False)):
+        p = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.DEVNULL,
+                             start_new_session=new_session)
+        if d:
+            open(os.path.join(d, "%s.%d" % (name, p.pid)), "w").close()
+
+
+def hang_ignoring_term():
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    while True:
+        time.sleep(1)
+
+
 def parse_args(argv):
     args = {"--threads": "2", "--warmup-steps": "2", "--heartbeat": None}
     i = 0
@@ -196,6 +230,13 @@ def run(argv):
             atomic_write(hb, json.dumps({"pid": os.getpid(), "step": step, "time": time.time()}))
 
     heartbeat(-1)
+    if fault in ("setsid_grandchild", "setsid_hang"):
+        start_grandchildren()
+        if fault == "setsid_hang":
+            hang_ignoring_term()
+        fault = ""
+    if fault == "ignore_term":
+        hang_ignoring_term()
     once = os.environ.get("FAKE_SLEEP_ONCE_IF", "")  # "SWITCH:marker-path"
     if once:
         name, marker = once.split(":", 1)
@@ -363,6 +404,10 @@ def kernel_trial(argv):
 
 
 def main():
+    record_start()
+    if len(sys.argv) >= 2 and sys.argv[1] == "describe" and os.environ.get("FAKE_DESCRIBE") == "hang":
+        start_grandchildren(hold_stdout=True)
+        hang_ignoring_term()
     if len(sys.argv) >= 2 and sys.argv[1] == "describe":
         print(json.dumps(manifest(), indent=1))
         return
