@@ -4,6 +4,7 @@
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/switches/switch_config.hpp"
+#include "trainer/test_faults.hpp"
 #include "trainer/train_loop.hpp"
 
 namespace sg::trainer {
@@ -17,6 +18,7 @@ void validate_run_target(const RunOptions& opt, const Switches& sw) {
     throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam, lm, lm_osft)");
   }
   check_switches_apply(sw, opt.workload);
+  (void)TestFaults::from_environment();  // an unknown fault name is bad input
 }
 
 }  // namespace sg::trainer

@@ -25,7 +25,7 @@ class NightlyCommand : public Command {
     add_campaign_options(app_, o_.campaign, budgets_);
     app_->add_option("--budget-minutes", o_.campaign.budget_minutes,
                      "wall-clock budget; the trainer run in flight finishes, nothing new starts")
-        ->required()->check(CLI::PositiveNumber);
+        ->required()->check(positive_number());
     app_->add_option("--presets-dir", o_.presets_dir, "current presets (*.env) and where new ones and README.md go")
         ->capture_default_str();
     app_->add_option("--regression-limit", o_.regression_limit,
@@ -37,6 +37,7 @@ class NightlyCommand : public Command {
 
   int run() override {
     apply_campaign_options(o_.campaign, budgets_);
+    check_output_dir("--presets-dir", o_.presets_dir);
     o_.campaign.progress = ::isatty(2) != 0;
     Manifest manifest = describe_trainer(o_.campaign.trainer);
     nightly::NightlyReport r = nightly::run_nightly(o_, manifest);

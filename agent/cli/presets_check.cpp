@@ -29,9 +29,7 @@ class PresetsCheckCommand : public Command {
 
   int run() override {
     Manifest m = load_manifest();
-    auto text = read_file(file_, kMaxPresetBytes + 1);
-    if (!text) throw UsageError("cannot read preset " + file_ + " (missing, unreadable or larger than 1 MiB)");
-    PresetParse p = parse_preset(*text, m);
+    PresetParse p = parse_preset_file(file_, m);
     if (json_) {
       nlohmann::json j = {{"file", file_}, {"valid", p.ok()}, {"errors", p.errors}, {"config", p.config}};
       std::cout << j.dump(2) << "\n";

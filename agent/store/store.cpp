@@ -183,7 +183,15 @@ std::string immutable_uri(const std::string& path) {
 Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
   try {
     int flags = read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    // A reader of a WAL database with no -wal/-shm (no connection open) would create both
+    // and, unable to checkpoint, leave them: read such a file as an immutable snapshot.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (read_only && fs::is_regular_file(path, ec) && !fs::exists(path + "-wal", ec) && !fs::exists(path + "-shm", ec)) {
+      db_ = std::make_unique<SQLite::Database>(immutable_uri(path), flags | SQLite::OPEN_URI, kBusyTimeoutMs);
+    } else {
+      db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    }
     if (!read_only) {
       set_wal_waiting_for_locks(*db_);
       db_->exec("PRAGMA foreign_keys=ON");

@@ -30,6 +30,11 @@ FAKE_LUCKY_ONCE=SWITCH=VALUE:FACTOR:MARKER multiplies the samples/s of the first
 only (MARKER, a file, records that it happened): one lucky unpaired measurement;
 FAKE_TARGET_DRIFT=SWITCH=VALUE changes the loss bits of runs at micro-batch 32 or more that
 set it (bitwise at the campaign's micro-batch, not at the target).
+Results that lie or are hostile (tests/agent/result_check_test.cpp): FAKE_FAULT = lie_seed
+(reports seed + 1) | nan_ok (status ok, last loss NaN) | deep (nested 100,000 deep) |
+huge (17 MiB) | long_string (a 100 KiB string) | deep_heartbeat; FAKE_RESULT_PATCH = a JSON
+object merged into an ok result, dotted keys reaching into objects and lists
+("memory.peak_allocated_bytes"), null deleting the key.
 """
 import hashlib
 import json
@@ -192,7 +197,9 @@ def run(argv):
     sleep = float(os.environ.get("FAKE_STEP_SLEEP", "0"))
 
     def heartbeat(step):
-        if hb:
+        if hb and fault == "deep_heartbeat":
+            atomic_write(hb, "[" * 30000 + "]" * 30000)
+        elif hb:
             atomic_write(hb, json.dumps({"pid": os.getpid(), "step": step, "time": time.time()}))
 
     heartbeat(-1)
@@ -305,7 +312,10 @@ def run(argv):
            "fingerprint": {"device": "cpu", "device_name": "fake", "sm_count": 0, "driver": "", "cuda": "",
                            "cudnn": "", "nccl": "", "torch": "none", "git_sha": "fake",
                            "threads": int(a["--threads"]), "deterministic": True, "world_size": 1}}
+    patch_result(out, fault)
     text = json.dumps(out)
+    if fault == "deep":
+        text = text[:-1] + ', "extra": ' + "[" * 100000 + "]" * 100000 + "}"
     if fault == "no_result":
         sys.exit(0)
     if fault == "empty":
@@ -324,6 +334,30 @@ def run(argv):
         text = json.dumps(out)
     atomic_write(result, text)
     sys.exit(0)
+
+
+def patch_result(out, fault):
+    """FAKE_FAULT's lies and FAKE_RESULT_PATCH applied to an ok result."""
+    if fault == "lie_seed":
+        out["seed"] += 1
+    if fault == "nan_ok":
+        out["step_records"][-1]["loss"] = None
+        out["step_records"][-1]["loss_bits"] = "7fc00000"
+    if fault == "huge":
+        out["extra"] = {"pad": ["x" * 60000] * 300}
+    if fault == "long_string":
+        out["error"] = "e" * (100 << 10)
+    for key, value in json.loads(os.environ.get("FAKE_RESULT_PATCH", "{}")).items():
+        *parents, last = key.split(".")
+        obj = out
+        for p in parents:
+            obj = obj[int(p)] if isinstance(obj, list) else obj[p]
+        if isinstance(obj, list):
+            obj[int(last)] = value
+        elif value is None:
+            obj.pop(last, None)
+        else:
+            obj[last] = value
 
 
 def kernel_trial(argv):
