@@ -117,7 +117,10 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--steps", o.steps, "full (confirmation) step budget")->check(positive_number())->capture_default_str();
   app->add_option("--screen-steps", o.screen_steps, "short step budget for screening (default max(3, steps/2))")
       ->check(positive_number());
-  app->add_option("--seeds", o.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
+  app->add_option("--seeds", o.seeds, "baseline band seeds, each once; the first is s0")
+      ->delimiter(',')
+      ->check(not_empty)
+      ->capture_default_str();
   app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
       ->check(positive_number())->capture_default_str();
   app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")->check(positive_number())->capture_default_str();

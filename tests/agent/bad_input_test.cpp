@@ -86,11 +86,15 @@ TEST_F(BadInputTest, EveryOptionIsCheckedBeforeAnyTrialRuns) {
   expect_refused(tune({"--budget-minutes", "inf"}), "--budget-minutes");
   expect_refused(tune({"--band-factor", "nan"}), "--band-factor");
   expect_refused({"tune", "--workload", "wam", "--size", "tiny", "--db", "", "--trainer", test::fake_trainer()}, "--db");
-  expect_refused(tune({"--db", ":memory:"}), "in-memory databases and URIs are refused");
-  expect_refused(tune({"--db", "file:sg.db?mode=memory"}), "URIs");
+  auto with_db = [&](const std::string& db) {
+    return std::vector<std::string>{"tune", "--workload", "wam", "--size", "tiny", "--db", db, "--trainer",
+                                    test::fake_trainer()};
+  };
+  expect_refused(with_db(":memory:"), "in-memory databases and URIs are refused");
+  expect_refused(with_db("file:sg.db?mode=memory"), "URIs");
   fs::create_directories(dir + "/adir");
-  expect_refused(tune({"--db", "adir"}), "is a directory");
-  expect_refused(tune({"--db", "/proc/sg/sg.db"}), "cannot create anything in /proc");
+  expect_refused(with_db("adir"), "is a directory");
+  expect_refused(with_db("/proc/sg/sg.db"), "cannot create anything in /proc");
   expect_refused(tune({"--memory-budget", std::string(300, 'b') + "=80GiB"}), "longer than 64 characters");
   expect_refused(tune({"--presets-out", "/proc/x"}), "--presets-out '/proc/x'");
   write("afile", "x");
