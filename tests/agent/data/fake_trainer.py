@@ -300,9 +300,10 @@ def run(argv):
         sys.stderr.write("RuntimeError: CUDA out of memory (peak %.1f GiB > %s GiB)\n" % (peak / GiB, device_gib))
         atomic_write(result, json.dumps({"protocol": 1, "status": "oom", "error": "CUDA out of memory"}))
         sys.exit(3)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
     ev = f32(loss - 0.01)
     out = {"protocol": 1, "status": "ok", "error": "", "workload": a["--workload"], "size": a["--size"],
-           "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": 1,
+           "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": world,
            "switches": {"SG_" + k: v for k, v in cfg.items()}, "step_records": records,
            "param_digest": pd, "optimizer_digest": od, "eval_loss": ev, "eval_loss_bits": bits(ev),
            "samples_per_s": speed, "tokens_per_s": speed * 48, "steady_state_steps": max(0, steps - 2),
@@ -311,7 +312,7 @@ def run(argv):
                       "breakdown": bd},
            "fingerprint": {"device": "cpu", "device_name": "fake", "sm_count": 0, "driver": "", "cuda": "",
                            "cudnn": "", "nccl": "", "torch": "none", "git_sha": "fake",
-                           "threads": int(a["--threads"]), "deterministic": True, "world_size": 1}}
+                           "threads": int(a["--threads"]), "deterministic": True, "world_size": world}}
     patch_result(out, fault)
     text = json.dumps(out)
     if fault == "deep":
