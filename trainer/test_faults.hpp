@@ -31,8 +31,9 @@ struct TestFaults {
     f.oom = s == "oom";
     f.rank_crash = s == "rank_crash";
     if (!s.empty() && f.name().empty()) {
-      throw BadInputError("SPEEDGATE_TEST_FAULT=" + s.substr(0, 80) +
-                          " is not a fault (grad_accum_sum, nan, oom, rank_crash; docs/protocol.md section 4)");
+      throw BadInputError(
+          "SPEEDGATE_TEST_FAULT=" + s.substr(0, 80) +
+          " is not a fault (grad_accum_sum, nan, oom, rank_crash; docs/protocol.md section 4)");
     }
     return f;
   }

@@ -43,9 +43,11 @@ CLI::Validator number_check(bool zero_ok) {
   return CLI::Validator(
       [zero_ok](std::string& s) -> std::string {
         double v = 0;
-        if (!CLI::detail::lexical_cast(s, v)) return "Value " + s.substr(0, 40) + " is not a number";
+        if (!CLI::detail::lexical_cast(s, v))
+          return "Value " + s.substr(0, 40) + " is not a number";
         if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok)) {
-          return "Value " + s.substr(0, 40) + (zero_ok ? " is not a finite number >= 0" : " is not a finite number > 0");
+          return "Value " + s.substr(0, 40) +
+                 (zero_ok ? " is not a finite number >= 0" : " is not a finite number > 0");
         }
         return "";
       },
@@ -65,29 +67,36 @@ int host_cpus() {
 void check_db_path(const std::string& flag, const std::string& path) {
   if (path.empty()) throw UsageError(flag + " must not be empty");
   if (path == ":memory:" || path.rfind("file:", 0) == 0) {
-    throw UsageError(flag + " '" + path + "': give a database file path (in-memory databases and URIs are refused)");
+    throw UsageError(flag + " '" + path +
+                     "': give a database file path (in-memory databases and URIs are refused)");
   }
   std::error_code ec;
-  if (fs::is_directory(path, ec) || path.back() == '/') throw UsageError(flag + " '" + path + "' is a directory, not a file");
+  if (fs::is_directory(path, ec) || path.back() == '/')
+    throw UsageError(flag + " '" + path + "' is a directory, not a file");
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     throw UsageError(flag + " '" + path + "' is not a regular file");
   }
   const fs::path parent = fs::absolute(path).parent_path();
-  if (!fs::exists(parent, ec)) check_output_dir(flag, parent.string());
-  else if (!fs::is_directory(parent, ec)) throw UsageError(flag + " '" + path + "': " + parent.string() + " is not a directory");
+  if (!fs::exists(parent, ec))
+    check_output_dir(flag, parent.string());
+  else if (!fs::is_directory(parent, ec))
+    throw UsageError(flag + " '" + path + "': " + parent.string() + " is not a directory");
 }
 
 void check_output_dir(const std::string& flag, const std::string& dir) {
   if (dir.empty()) throw UsageError(flag + " must not be empty");
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) throw UsageError(flag + " '" + dir + "' is not a directory");
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw UsageError(flag + " '" + dir + "' is not a directory");
   const fs::path base = existing_ancestor(dir);
-  if (!fs::is_directory(base, ec)) throw UsageError(flag + " '" + dir + "': " + base.string() + " is not a directory");
+  if (!fs::is_directory(base, ec))
+    throw UsageError(flag + " '" + dir + "': " + base.string() + " is not a directory");
   // access() says yes to root on read-only or virtual file systems (/proc): create and
   // remove a probe instead.
   std::string probe = (base / ".speedgate-probe-XXXXXX").string();
   if (::mkdtemp(probe.data()) == nullptr) {
-    throw UsageError(flag + " '" + dir + "': cannot create anything in " + base.string() + ": " + std::strerror(errno));
+    throw UsageError(flag + " '" + dir + "': cannot create anything in " + base.string() + ": " +
+                     std::strerror(errno));
   }
   ::rmdir(probe.c_str());
 }
@@ -95,7 +104,9 @@ void check_output_dir(const std::string& flag, const std::string& dir) {
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
   app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
   app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
-  app->add_option("--db", o.db_path, "SQLite database file")->check(not_empty)->capture_default_str();
+  app->add_option("--db", o.db_path, "SQLite database file")
+      ->check(not_empty)
+      ->capture_default_str();
   app->add_option("--memory-budget", budgets,
                   "NAME=SIZE, repeatable; one preset per budget (IEC units: B KiB MiB GiB TiB)")
       ->default_str("fast=141GiB fast_80gb=80GiB");
@@ -103,7 +114,8 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
                   "micro-batch per GPU to project memory for (default: the size's default)")
       ->check(positive_number());
   app->add_option("--target-world-size", o.target_world_size, "GPUs to project memory for")
-      ->check(positive_number())->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--zero-stage", o.zero_stage, "ZeRO stage (0-3) for the projection")->check(CLI::Range(0, 3))->capture_default_str();
   app->add_option("--micro-batch", o.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
@@ -111,27 +123,41 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_flag("--probe-at-target", o.probe_at_target,
                "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection then "
                "measures the target's activations; a probe that runs out of memory falls back to 2x)");
-  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")->check(positive_number())->capture_default_str();
-  app->add_option("--trainer", o.trainer, "trainer executable (default: speedgate-train next to speedgate)")
+  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--trainer", o.trainer,
+                  "trainer executable (default: speedgate-train next to speedgate)")
       ->check(not_empty);
-  app->add_option("--steps", o.steps, "full (confirmation) step budget")->check(positive_number())->capture_default_str();
-  app->add_option("--screen-steps", o.screen_steps, "short step budget for screening (default max(3, steps/2))")
+  app->add_option("--steps", o.steps, "full (confirmation) step budget")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--screen-steps", o.screen_steps,
+                  "short step budget for screening (default max(3, steps/2))")
       ->check(positive_number());
   app->add_option("--seeds", o.seeds, "baseline band seeds, each once; the first is s0")
       ->delimiter(',')
       ->check(not_empty)
       ->capture_default_str();
   app->add_option("--threads", o.threads, "trainer intra-op threads (part of the fingerprint)")
-      ->check(positive_number())->capture_default_str();
-  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")->check(positive_number())->capture_default_str();
-  app->add_option("--prune-rounds", o.prune_rounds,
-                  "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
-                  "then the harmless drops together or the best one)")
-      ->check(non_negative_number())->capture_default_str();
-  app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band")
-      ->check(positive_number())->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--prune-rounds", o.prune_rounds,
+         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+         "then the harmless drops together or the best one)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--band-factor", o.band_factor,
+                  "tolerance class: allowed multiple of the seed band")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")
-      ->check(positive_number())->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
   std::string strategies;
   for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
   app->add_option("--plan", o.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
@@ -143,14 +169,18 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
                   "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job per trial)")
       ->check(CLI::IsMember({"local", "slurm"}))->capture_default_str();
   app->add_option("--trial-world-size", o.trial_world_size,
-                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; slurm: srun -n W)")
-      ->check(positive_number())->capture_default_str();
+                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
+                  "slurm: srun -n W)")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--gpus", o.executor.gpus,
-                  "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or CUDA_VISIBLE_DEVICES; 0 = CPU host)")
+                  "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or "
+                  "CUDA_VISIBLE_DEVICES; 0 = CPU host)")
       ->check(non_negative_number());
-  app->add_option("--parallel-trials", o.executor.parallel_trials,
-                  "trials at once: local GPU host default = slots / trial world size (at most that), "
-                  "CPU host and slurm default 1; speed pairs always run alone")
+  app->add_option(
+         "--parallel-trials", o.executor.parallel_trials,
+         "trials at once: local GPU host default = slots / trial world size (at most that), "
+         "CPU host and slurm default 1; speed pairs always run alone")
       ->check(positive_number());
   app->add_option("--slurm-partition", o.executor.slurm_partition, "slurm: partition (default: the cluster's default)");
   app->add_option("--shared-dir", o.executor.shared_dir,
@@ -158,7 +188,8 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
                   "(default: the runs directory next to the database)");
   app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
                   "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
-      ->check(non_negative_number())->capture_default_str();
+      ->check(non_negative_number())
+      ->capture_default_str();
 }
 
 void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets) {
@@ -166,8 +197,8 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
   for (const auto& b : budgets) {
     NamedBudget nb = parse_named_budget(b);
     if (nb.name.size() > kMaxBudgetName) {
-      throw UsageError(fmt::format("--memory-budget name '{}...' is longer than {} characters", nb.name.substr(0, 20),
-                                   kMaxBudgetName));
+      throw UsageError(fmt::format("--memory-budget name '{}...' is longer than {} characters",
+                                   nb.name.substr(0, 20), kMaxBudgetName));
     }
     for (const auto& have : o.budgets) {
       if (have.name == nb.name) throw UsageError("--memory-budget " + nb.name + " given twice");
@@ -182,17 +213,20 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
   filled.validate();
   std::set<int> seen;
   for (int seed : o.seeds) {
-    if (!seen.insert(seed).second) throw UsageError(fmt::format("--seeds: seed {} is given twice", seed));
+    if (!seen.insert(seed).second)
+      throw UsageError(fmt::format("--seeds: seed {} is given twice", seed));
   }
   if (o.executor.kind == "local") {
     const int cpus = host_cpus();
     if (o.threads > cpus) {
-      throw UsageError(fmt::format("--threads {} is more than this host's {} CPUs", o.threads, cpus));
+      throw UsageError(
+          fmt::format("--threads {} is more than this host's {} CPUs", o.threads, cpus));
     }
     const bool cpu_slots = o.executor.gpus == 0 || (o.executor.gpus < 0 && detect_gpus() == 0);
     if (cpu_slots && o.trial_world_size > cpus) {
-      throw UsageError(fmt::format("--trial-world-size {} is more than this host's {} CPUs (one rank process each)",
-                                   o.trial_world_size, cpus));
+      throw UsageError(fmt::format(
+          "--trial-world-size {} is more than this host's {} CPUs (one rank process each)",
+          o.trial_world_size, cpus));
     }
   }
   check_db_path("--db", o.db_path);

@@ -25,7 +25,8 @@ class NightlyCommand : public Command {
     add_campaign_options(app_, o_.campaign, budgets_);
     app_->add_option("--budget-minutes", o_.campaign.budget_minutes,
                      "wall-clock budget; the trainer run in flight finishes, nothing new starts")
-        ->required()->check(positive_number());
+        ->required()
+        ->check(positive_number());
     app_->add_option("--presets-dir", o_.presets_dir, "current presets (*.env) and where new ones and README.md go")
         ->capture_default_str();
     app_->add_option("--regression-limit", o_.regression_limit,

@@ -26,7 +26,8 @@ void remove_stale_temps(const std::filesystem::path& dir, const std::string& nam
     if (f.rfind(prefix, 0) != 0) continue;
     const std::string rest = f.substr(prefix.size());
     const auto dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot)
+      continue;
     const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
     if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
       std::filesystem::remove(e.path(), ec);
@@ -41,7 +42,8 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmpl =
-      (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".XXXXXX")).string();
+      (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".XXXXXX"))
+          .string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("cannot create temp file for " + path + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {

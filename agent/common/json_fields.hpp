@@ -57,8 +57,8 @@ inline std::string string(const json& o, const char* key) {
 // nullopt and `*error`: "<what> is empty", "<what> is nested deeper than 64 levels ...",
 // "<what> is not valid JSON (truncated or garbage)", "<what> has the wrong schema: <why>".
 template <class T, class Parse>
-std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse, std::string* error,
-                                const JsonLimits& limits = kResultLimits) {
+std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse,
+                                std::string* error, const JsonLimits& limits = kResultLimits) {
   if (text.empty()) {
     *error = what + " is empty";
     return std::nullopt;

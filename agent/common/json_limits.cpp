@@ -18,7 +18,8 @@ std::string json_limits_error(std::string_view text, const JsonLimits& limits) {
       } else if (c == '"') {
         in_string = false;
         if (i - string_start > limits.max_string) {
-          return fmt::format("has a string longer than {} bytes (at byte {})", limits.max_string, string_start);
+          return fmt::format("has a string longer than {} bytes (at byte {})", limits.max_string,
+                             string_start);
         }
       }
       continue;
@@ -35,7 +36,8 @@ std::string json_limits_error(std::string_view text, const JsonLimits& limits) {
     }
   }
   if (in_string && text.size() - string_start > limits.max_string) {
-    return fmt::format("has a string longer than {} bytes (at byte {})", limits.max_string, string_start);
+    return fmt::format("has a string longer than {} bytes (at byte {})", limits.max_string,
+                       string_start);
   }
   return "";
 }

@@ -9,10 +9,12 @@ namespace sg::agent {
 PresetParse parse_preset(const std::string& text, const Manifest& manifest) {
   PresetParse out;
   preset::Syntax syntax = preset::parse_syntax(text);
-  out.errors = std::move(syntax.errors);
+  for (const auto& e : syntax.errors) out.errors.push_back(e.text());
   out.comments = std::move(syntax.comments);
   for (const auto& e : syntax.entries) {
-    auto err = [&](const std::string& m) { out.errors.push_back(fmt::format("line {}: {}", e.line, m)); };
+    auto err = [&](const std::string& m) {
+      out.errors.push_back(fmt::format("line {}: {}", e.line, m));
+    };
     if (const KernelFamily* f = find_kernel_family_env(manifest, e.key)) {
       if (std::string why = validate_kernel_value(*f, e.value); !why.empty()) {
         err(why);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "agent/manifest/config.hpp"
-#include "common/preset/preset_syntax.hpp"
 #include "agent/manifest/manifest.hpp"
+#include "common/preset/preset_syntax.hpp"
 
 namespace sg::agent {
 

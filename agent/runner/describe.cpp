@@ -41,8 +41,9 @@ Manifest describe_trainer(const std::string& trainer) {
                                  err.substr(0, 2000)));
   }
   if (!size_ec && out_bytes > kManifestLimits.max_bytes) {
-    throw UsageError(fmt::format("'{} describe --json': the manifest is larger than {} bytes ({} bytes)", trainer,
-                                 kManifestLimits.max_bytes, out_bytes));
+    throw UsageError(
+        fmt::format("'{} describe --json': the manifest is larger than {} bytes ({} bytes)",
+                    trainer, kManifestLimits.max_bytes, out_bytes));
   }
   if (std::string e = json_limits_error(out, kManifestLimits); !e.empty()) {
     throw UsageError(fmt::format("'{} describe --json': the manifest {}", trainer, e));

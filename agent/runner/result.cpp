@@ -25,7 +25,7 @@ using Invalid = InvalidField;
 // Bounds no real run comes near; a value beyond them is a lie or garbage.
 constexpr double kMaxBytes = 1125899906842624.0;  // 1 PiB of device memory
 constexpr double kMaxSamplesPerS = 1e12;
-constexpr std::size_t kMaxListed = 4096;           // switches, ranks, phases
+constexpr std::size_t kMaxListed = 4096;  // switches, ranks, phases
 constexpr std::size_t kMaxFingerprintBytes = 64u << 10;
 constexpr std::size_t kMaxErrorKept = 4096;
 
@@ -69,9 +69,11 @@ std::vector<double> byte_counts(const json& o, const char* key, double device_by
 
 void parse_switches(const json& j, TrialResult& r) {
   const json& sw = field(j, "switches");
-  if (!sw.is_object() || sw.size() > kMaxListed) throw Invalid{"field 'switches' is not an object of strings"};
+  if (!sw.is_object() || sw.size() > kMaxListed)
+    throw Invalid{"field 'switches' is not an object of strings"};
   for (const auto& [k, v] : sw.items()) {
-    if (!v.is_string()) throw Invalid{"field 'switches' has a non-string value for " + k.substr(0, 80)};
+    if (!v.is_string())
+      throw Invalid{"field 'switches' has a non-string value for " + k.substr(0, 80)};
     r.switches[k] = v.get<std::string>();
   }
 }
@@ -86,8 +88,8 @@ void parse_steps(const json& j, TrialResult& r) {
     StepRecord rec;
     rec.step = integer(s, "step");
     if (rec.step != static_cast<int>(r.step_records.size())) {
-      throw Invalid{fmt::format("step_records[{}].step is {} (steps are numbered 0..{})", r.step_records.size(),
-                                rec.step, r.steps - 1)};
+      throw Invalid{fmt::format("step_records[{}].step is {} (steps are numbered 0..{})",
+                                r.step_records.size(), rec.step, r.steps - 1)};
     }
     rec.loss_bits = bits(s, "loss_bits");
     rec.grad_norm_bits = bits(s, "grad_norm_bits");
@@ -111,7 +113,8 @@ void parse_memory(const json& j, TrialResult& r) {
     }
     for (const auto& [phase, bytes] : phases.items()) {
       if (!bytes.is_number()) {
-        throw Invalid{"field 'phase_peak_allocated_bytes' has a bad value for phase '" + phase.substr(0, 80) + "'"};
+        throw Invalid{"field 'phase_peak_allocated_bytes' has a bad value for phase '" +
+                      phase.substr(0, 80) + "'"};
       }
       r.phase_peak_allocated[phase] =
           bounded(bytes.get<double>(), "phase_peak_allocated_bytes." + phase.substr(0, 80), 0, cap);
@@ -143,8 +146,10 @@ json canonical(const TrialResult& r) {
   if (r.status != "ok") return j;
   json steps = json::array();
   for (const auto& s : r.step_records) {
-    steps.push_back({{"step", s.step}, {"loss_bits", fmt::format("{:08x}", s.loss_bits)},
-                     {"grad_norm_bits", fmt::format("{:08x}", s.grad_norm_bits)}, {"seconds", s.seconds}});
+    steps.push_back({{"step", s.step},
+                     {"loss_bits", fmt::format("{:08x}", s.loss_bits)},
+                     {"grad_norm_bits", fmt::format("{:08x}", s.grad_norm_bits)},
+                     {"seconds", s.seconds}});
   }
   json memory = {{"device", r.device},
                  {"peak_allocated_bytes", r.peak_allocated},
@@ -155,14 +160,26 @@ json canonical(const TrialResult& r) {
                    {"optimizer", r.breakdown.optimizer},
                    {"frozen", r.breakdown.frozen},
                    {"activations", r.breakdown.activations}}}};
-  if (!r.phase_peak_allocated.empty()) memory["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
-  j.update({{"workload", r.workload}, {"size", r.size}, {"seed", r.seed}, {"steps", r.steps},
-            {"micro_batch", r.micro_batch}, {"grad_accum", r.grad_accum}, {"world_size", r.world_size},
-            {"switches", r.switches}, {"step_records", steps}, {"param_digest", r.param_digest},
-            {"optimizer_digest", r.optimizer_digest},
-            {"eval_loss_bits", r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string()},
-            {"samples_per_s", r.samples_per_s}, {"tokens_per_s", r.tokens_per_s},
-            {"model_flops_per_step", r.model_flops_per_step}, {"memory", memory}, {"fingerprint", r.fingerprint}});
+  if (!r.phase_peak_allocated.empty())
+    memory["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
+  j.update(
+      {{"workload", r.workload},
+       {"size", r.size},
+       {"seed", r.seed},
+       {"steps", r.steps},
+       {"micro_batch", r.micro_batch},
+       {"grad_accum", r.grad_accum},
+       {"world_size", r.world_size},
+       {"switches", r.switches},
+       {"step_records", steps},
+       {"param_digest", r.param_digest},
+       {"optimizer_digest", r.optimizer_digest},
+       {"eval_loss_bits", r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string()},
+       {"samples_per_s", r.samples_per_s},
+       {"tokens_per_s", r.tokens_per_s},
+       {"model_flops_per_step", r.model_flops_per_step},
+       {"memory", memory},
+       {"fingerprint", r.fingerprint}});
   if (r.steady_state_steps >= 0) j["steady_state_steps"] = r.steady_state_steps;
   return j;
 }
@@ -182,7 +199,8 @@ TrialResult parse(const json& j) {
   if (r.status != "ok" && r.status != "oom" && r.status != "nan" && r.status != "error") {
     throw Invalid{"unknown status '" + r.status.substr(0, 80) + "'"};
   }
-  r.error = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : std::string();
+  r.error =
+      j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : std::string();
   if (r.status != "ok") {
     r.raw = canonical(r);
     return r;
@@ -199,7 +217,8 @@ TrialResult parse(const json& j) {
   r.param_digest = string(j, "param_digest");
   r.optimizer_digest = string(j, "optimizer_digest");
   if (r.param_digest.empty() || r.optimizer_digest.empty()) throw Invalid{"empty digest"};
-  if (r.param_digest.size() > 256 || r.optimizer_digest.size() > 256) throw Invalid{"digest longer than 256 bytes"};
+  if (r.param_digest.size() > 256 || r.optimizer_digest.size() > 256)
+    throw Invalid{"digest longer than 256 bytes"};
   if (!string(j, "eval_loss_bits").empty()) {
     r.eval_loss_bits = bits(j, "eval_loss_bits");
     r.eval_loss = float_from_bits(r.eval_loss_bits);
@@ -213,7 +232,8 @@ TrialResult parse(const json& j) {
   if (j.contains("steady_state_steps")) {
     r.steady_state_steps = integer(j, "steady_state_steps");
     if (r.steady_state_steps < 0 || r.steady_state_steps > r.steps) {
-      throw Invalid{fmt::format("field 'steady_state_steps' is {}, outside 0..{}", r.steady_state_steps, r.steps)};
+      throw Invalid{fmt::format("field 'steady_state_steps' is {}, outside 0..{}",
+                                r.steady_state_steps, r.steps)};
     }
   }
   parse_fingerprint(j, r);
@@ -242,14 +262,18 @@ ResultParse parse_result_text(const std::string& text) {
 
 ResultParse parse_result_file(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return ResultParse{std::nullopt, "result file missing: " + path};
-  if (!S_ISREG(st.st_mode)) return ResultParse{std::nullopt, "result file is not a regular file: " + path};
+  if (::stat(path.c_str(), &st) != 0)
+    return ResultParse{std::nullopt, "result file missing: " + path};
+  if (!S_ISREG(st.st_mode))
+    return ResultParse{std::nullopt, "result file is not a regular file: " + path};
   if (static_cast<std::size_t>(st.st_size) > kResultLimits.max_bytes) {
-    return ResultParse{std::nullopt, fmt::format("result file is larger than {} bytes ({} bytes): {}",
-                                                 kResultLimits.max_bytes, st.st_size, path)};
+    return ResultParse{std::nullopt,
+                       fmt::format("result file is larger than {} bytes ({} bytes): {}",
+                                   kResultLimits.max_bytes, st.st_size, path)};
   }
   auto text = read_file(path, kResultLimits.max_bytes);
-  if (!text) return ResultParse{std::nullopt, "result file unreadable or grew past the cap: " + path};
+  if (!text)
+    return ResultParse{std::nullopt, "result file unreadable or grew past the cap: " + path};
   return parse_result_text(*text);
 }
 

@@ -15,20 +15,24 @@ constexpr double kStepTimeFactor = 100;
 template <class T>
 std::string differs(const char* field, const T& got, const T& launched) {
   if (got == launched) return "";
-  return fmt::format("result field {} is {}, the trial launched {} {}", field, got, field, launched);
+  return fmt::format("result field {} is {}, the trial launched {} {}", field, got, field,
+                     launched);
 }
 
-std::string quoted(const std::string& s) { return "'" + s.substr(0, 80) + (s.size() > 80 ? "...'" : "'"); }
+std::string quoted(const std::string& s) {
+  return "'" + s.substr(0, 80) + (s.size() > 80 ? "...'" : "'");
+}
 
 std::string switch_mismatch(const TrialRequest& req, const TrialResult& r) {
   for (const auto& [key, value] : req.switch_env) {
     auto it = r.switches.find(key);
     if (it == r.switches.end()) {
-      return fmt::format("result field switches lacks {}, the trial launched {}={}", key, key, value);
+      return fmt::format("result field switches lacks {}, the trial launched {}={}", key, key,
+                         value);
     }
     if (it->second != value) {
-      return fmt::format("result field switches.{} is {}, the trial launched {}", key, quoted(it->second),
-                         quoted(value));
+      return fmt::format("result field switches.{} is {}, the trial launched {}", key,
+                         quoted(it->second), quoted(value));
     }
   }
   return "";
@@ -41,22 +45,30 @@ std::string timing_mismatch(const TrialResult& r, double wall_s) {
   double recorded = 0, all = 0;
   for (std::size_t i = 0; i < r.step_records.size(); ++i) {
     all += r.step_records[i].seconds;
-    if (i + static_cast<std::size_t>(n) >= r.step_records.size()) recorded += r.step_records[i].seconds;
+    if (i + static_cast<std::size_t>(n) >= r.step_records.size())
+      recorded += r.step_records[i].seconds;
   }
   const double samples = static_cast<double>(n) * r.micro_batch * r.grad_accum * r.world_size;
   const double claimed = samples / r.samples_per_s;
   const double slack = 1.0;  // seconds: timer and clock granularity
   if (wall_s > 0 && all > wall_s + slack) {
-    return fmt::format("result field step_records.seconds sums to {:.3g} s, longer than the process ran ({:.3g} s)",
-                       all, wall_s);
+    return fmt::format(
+        "result field step_records.seconds sums to {:.3g} s, longer than the process ran ({:.3g} "
+        "s)",
+        all, wall_s);
   }
   if (wall_s > 0 && claimed > wall_s + slack) {
-    return fmt::format("result field samples_per_s is {:.6g}: {} steady steps would take {:.3g} s, longer than the "
-                       "process ran ({:.3g} s)", r.samples_per_s, n, claimed, wall_s);
+    return fmt::format(
+        "result field samples_per_s is {:.6g}: {} steady steps would take {:.3g} s, longer than "
+        "the "
+        "process ran ({:.3g} s)",
+        r.samples_per_s, n, claimed, wall_s);
   }
   if (recorded > 0 && claimed * kStepTimeFactor < recorded) {
-    return fmt::format("result field samples_per_s is {:.6g}: {} steady steps would take {:.3g} s, but their "
-                       "step records took {:.3g} s", r.samples_per_s, n, claimed, recorded);
+    return fmt::format(
+        "result field samples_per_s is {:.6g}: {} steady steps would take {:.3g} s, but their "
+        "step records took {:.3g} s",
+        r.samples_per_s, n, claimed, recorded);
   }
   return "";
 }
@@ -69,10 +81,12 @@ std::string result_mismatch(const TrialRequest& req, const TrialResult& r, doubl
   if (!(e = differs("size", quoted(r.size), quoted(req.size))).empty()) return e;
   if (!(e = differs("seed", r.seed, req.seed)).empty()) return e;
   if (!(e = differs("steps", r.steps, req.steps)).empty()) return e;
-  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty()) return e;
+  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty())
+    return e;
   if (!(e = differs("grad_accum", r.grad_accum, req.grad_accum)).empty()) return e;
   if (!(e = differs("world_size", r.world_size, std::max(1, req.world_size))).empty()) return e;
-  if (r.threads >= 0 && !(e = differs("fingerprint.threads", r.threads, req.threads)).empty()) return e;
+  if (r.threads >= 0 && !(e = differs("fingerprint.threads", r.threads, req.threads)).empty())
+    return e;
   if (!(e = switch_mismatch(req, r)).empty()) return e;
   return timing_mismatch(r, wall_s);
 }
@@ -81,21 +95,25 @@ std::string kernel_result_mismatch(const TrialRequest& req, const KernelTrialRes
   std::string e;
   if (!req.kernel) return "a kernel-trial result for a training trial";
   if (!(e = differs("family", quoted(r.family), quoted(req.kernel->family))).empty()) return e;
-  if (!r.workload.empty() && !(e = differs("workload", quoted(r.workload), quoted(req.workload))).empty()) return e;
+  if (!r.workload.empty() &&
+      !(e = differs("workload", quoted(r.workload), quoted(req.workload))).empty())
+    return e;
   if (!r.size.empty() && !(e = differs("size", quoted(r.size), quoted(req.size))).empty()) return e;
-  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty()) return e;
+  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty())
+    return e;
   if (!(e = differs("repeats", r.repeats, req.kernel->repeats)).empty()) return e;
   const auto& asked = req.kernel->variants;
   if (!asked.empty() && r.variants.size() != asked.size()) {
-    return fmt::format("result field variants has {} entries, the trial launched {} variants", r.variants.size(),
-                       asked.size());
+    return fmt::format("result field variants has {} entries, the trial launched {} variants",
+                       r.variants.size(), asked.size());
   }
   return "";
 }
 
 std::string non_finite_value(const TrialResult& r) {
   for (const auto& s : r.step_records) {
-    if (!std::isfinite(s.loss)) return fmt::format("step {} loss is non-finite (bits {:08x})", s.step, s.loss_bits);
+    if (!std::isfinite(s.loss))
+      return fmt::format("step {} loss is non-finite (bits {:08x})", s.step, s.loss_bits);
     if (!std::isfinite(s.grad_norm)) {
       return fmt::format("step {} grad norm is non-finite (bits {:08x})", s.step, s.grad_norm_bits);
     }

@@ -187,8 +187,10 @@ Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
     // and, unable to checkpoint, leave them: read such a file as an immutable snapshot.
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (read_only && fs::is_regular_file(path, ec) && !fs::exists(path + "-wal", ec) && !fs::exists(path + "-shm", ec)) {
-      db_ = std::make_unique<SQLite::Database>(immutable_uri(path), flags | SQLite::OPEN_URI, kBusyTimeoutMs);
+    if (read_only && fs::is_regular_file(path, ec) && !fs::exists(path + "-wal", ec) &&
+        !fs::exists(path + "-shm", ec)) {
+      db_ = std::make_unique<SQLite::Database>(immutable_uri(path), flags | SQLite::OPEN_URI,
+                                               kBusyTimeoutMs);
     } else {
       db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
     }

@@ -37,7 +37,8 @@ std::string check_line(std::string_view line, Entry* entry, bool* comment) {
   *comment = false;
   if (line.size() > kMaxLine) return "longer than " + std::to_string(kMaxLine) + " characters";
   if (line.find('\0') != std::string_view::npos) return "contains a NUL byte";
-  if (line.find('\r') != std::string_view::npos) return "contains a carriage return (CR): write LF line ends";
+  if (line.find('\r') != std::string_view::npos)
+    return "contains a carriage return (CR): write LF line ends";
   if (!valid_utf8(line)) return "is not valid UTF-8";
   if (line.empty()) return "";
   if (is_space(line.front())) {
@@ -52,9 +53,11 @@ std::string check_line(std::string_view line, Entry* entry, bool* comment) {
   if (eq == std::string_view::npos) return "expected KEY=value";
   const std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
   if (!is_env_name(key)) return "'" + show(key) + "' is not a variable name";
-  if (key.substr(0, 3) != "SG_") return "'" + show(key) + "' is not a switch (only SG_* switch variables are allowed)";
+  if (key.substr(0, 3) != "SG_")
+    return "'" + show(key) + "' is not a switch (only SG_* switch variables are allowed)";
   for (char c : value) {
-    if (sh_special(c)) return "value of " + std::string(key) + " has a character sh would interpret ('" + c + "')";
+    if (sh_special(c))
+      return "value of " + std::string(key) + " has a character sh would interpret ('" + c + "')";
   }
   entry->key = std::string(key);
   entry->value = std::string(value);
@@ -100,7 +103,7 @@ bool valid_utf8(std::string_view s) {
 Syntax parse_syntax(std::string_view text) {
   Syntax out;
   if (text.size() > kMaxBytes) {
-    out.errors.push_back("file is larger than " + std::to_string(kMaxBytes) + " bytes");
+    out.errors.push_back({0, "file is larger than " + std::to_string(kMaxBytes) + " bytes"});
     return out;
   }
   std::map<std::string, int> first_line;
@@ -108,7 +111,8 @@ Syntax parse_syntax(std::string_view text) {
   int lineno = 0;
   while (start < text.size()) {
     const std::size_t end = text.find('\n', start);
-    const std::string_view line = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const std::string_view line =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     start = end == std::string_view::npos ? text.size() : end + 1;
     ++lineno;
     Entry entry;
@@ -116,10 +120,12 @@ Syntax parse_syntax(std::string_view text) {
     std::string why = check_line(line, &entry, &comment);
     if (why.empty() && !entry.key.empty()) {
       auto [it, fresh] = first_line.emplace(entry.key, lineno);
-      if (!fresh) why = "duplicate switch " + entry.key + " (first on line " + std::to_string(it->second) + ")";
+      if (!fresh)
+        why =
+            "duplicate switch " + entry.key + " (first on line " + std::to_string(it->second) + ")";
     }
     if (!why.empty()) {
-      out.errors.push_back("line " + std::to_string(lineno) + ": " + why);
+      out.errors.push_back({lineno, why});
     } else if (comment) {
       out.comments.emplace_back(line.substr(1));
     } else if (!entry.key.empty()) {
@@ -138,7 +144,7 @@ std::string read_file(const std::string& path, std::string* text) {
   if (::fstat(fd, &st) != 0) {
     why = std::string("cannot stat: ") + std::strerror(errno);
   } else if (!S_ISREG(st.st_mode)) {
-    why = S_ISFIFO(st.st_mode) ? "is not a regular file (a FIFO)"
+    why = S_ISFIFO(st.st_mode)  ? "is not a regular file (a FIFO)"
           : S_ISDIR(st.st_mode) ? "is not a regular file (a directory)"
                                 : "is not a regular file (a device or socket)";
   } else if (static_cast<std::size_t>(st.st_size) > kMaxBytes) {

@@ -18,10 +18,16 @@ struct Entry {
   int line = 0;
 };
 
+struct Error {
+  int line = 0;     // 0: the whole file
+  std::string why;  // "leading whitespace (...)"
+  std::string text() const { return line > 0 ? "line " + std::to_string(line) + ": " + why : why; }
+};
+
 struct Syntax {
   std::vector<Entry> entries;         // in file order, keys unique
   std::vector<std::string> comments;  // without the leading '#'
-  std::vector<std::string> errors;    // "line 3: leading whitespace ..." or a file-level one
+  std::vector<Error> errors;          // every bad line, in order
   bool ok() const { return errors.empty(); }
 };
 

@@ -28,9 +28,11 @@ TEST_F(LooseEnds, TheNextWriteRemovesTempsThatKilledWritersLeft) {
   write_file_atomic(dir + "/.fast.env.tmp.1.abcdef", "a live writer's");
   write_file_atomic(dir + "/.other.env.tmp.999999999.abcdef", "another file's");
   write_file_atomic(dir + "/fast.env", "SG_A=1\n");
-  EXPECT_FALSE(fs::exists(dir + "/.fast.env.tmp.999999999.abcdef")) << "a dead writer's temp survived";
+  EXPECT_FALSE(fs::exists(dir + "/.fast.env.tmp.999999999.abcdef"))
+      << "a dead writer's temp survived";
   EXPECT_TRUE(fs::exists(dir + "/.fast.env.tmp.1.abcdef")) << "a live writer's temp was removed";
-  EXPECT_TRUE(fs::exists(dir + "/.other.env.tmp.999999999.abcdef")) << "another target's temp was removed";
+  EXPECT_TRUE(fs::exists(dir + "/.other.env.tmp.999999999.abcdef"))
+      << "another target's temp was removed";
   EXPECT_EQ(read_file(dir + "/fast.env").value_or(""), "SG_A=1\n");
 }
 

@@ -31,7 +31,7 @@ struct TrainerRun {
 };
 
 TrainerRun run_trainer(const std::string& dir, const std::vector<std::string>& args,
-                const std::vector<std::pair<std::string, std::string>>& env = {}) {
+                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
   ProcessSpec spec;
   spec.exe = real_trainer();
   spec.args = args;
@@ -48,48 +48,71 @@ TrainerRun run_trainer(const std::string& dir, const std::vector<std::string>& a
 }
 
 std::vector<std::string> run_args(const std::string& dir, const std::string& preset) {
-  return {"run", "--workload", "wam", "--size", "tiny", "--steps", "1", "--micro-batch", "1", "--threads", "1",
-          "--result", dir + "/result.json", "--preset", preset};
+  return {"run",
+          "--workload",
+          "wam",
+          "--size",
+          "tiny",
+          "--steps",
+          "1",
+          "--micro-batch",
+          "1",
+          "--threads",
+          "1",
+          "--result",
+          dir + "/result.json",
+          "--preset",
+          preset};
 }
 
 struct BadPreset {
-  std::string name, text, message;
+  std::string name, text;
+  int line;  // 0: the whole file
+  std::string why;
 };
 
 TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
   const std::string dir = test::make_temp_dir("presetparity");
   const std::vector<BadPreset> bad = {
-      {"leading.env", "  SG_TEXT_CACHE=1\n", "line 1: leading whitespace"},
-      {"trailing.env", "SG_TEXT_CACHE=1 \n", "line 1: trailing whitespace"},
-      {"indented_comment.env", "# ok\n\t# indented\n", "line 2: leading whitespace"},
-      {"cr.env", "SG_TEXT_CACHE=1\r\n", "line 1: contains a carriage return"},
-      {"long_line.env", "# " + std::string(4096, 'c') + "\n", "line 1: longer than 4096"},
-      {"nul_comment.env", std::string("# a\0b\nSG_TEXT_CACHE=1\n", 20), "line 1: contains a NUL byte"},
-      {"overlong.env", "# \xc0\x80\n", "line 1: is not valid UTF-8"},
-      {"surrogate.env", "# \xed\xa0\x80\n", "line 1: is not valid UTF-8"},
-      {"beyond.env", "# \xf4\x90\x80\x80\n", "line 1: is not valid UTF-8"},
-      {"dollar.env", "\nSG_TEXT_CACHE=$X\n", "line 2: value of SG_TEXT_CACHE has a character sh would interpret"},
-      {"duplicate.env", "SG_TEXT_CACHE=1\nSG_TEXT_CACHE=1\n", "line 2: duplicate switch SG_TEXT_CACHE"},
-      {"export.env", "export SG_TEXT_CACHE=1\n", "line 1: 'export SG_TEXT_CACHE' is not a variable name"},
-      {"big.env", std::string((1 << 20) + 1, '#'), "larger than 1048576 bytes"},
+      {"leading.env", "  SG_TEXT_CACHE=1\n", 1, "leading whitespace"},
+      {"trailing.env", "SG_TEXT_CACHE=1 \n", 1, "trailing whitespace"},
+      {"indented_comment.env", "# ok\n\t# indented\n", 2, "leading whitespace"},
+      {"cr.env", "SG_TEXT_CACHE=1\r\n", 1, "contains a carriage return"},
+      {"long_line.env", "# " + std::string(4096, 'c') + "\n", 1, "longer than 4096"},
+      {"nul_comment.env", std::string("# a\0b\nSG_TEXT_CACHE=1\n", 20), 1, "contains a NUL byte"},
+      {"overlong.env", "# \xc0\x80\n", 1, "is not valid UTF-8"},
+      {"surrogate.env", "# \xed\xa0\x80\n", 1, "is not valid UTF-8"},
+      {"beyond.env", "# \xf4\x90\x80\x80\n", 1, "is not valid UTF-8"},
+      {"dollar.env", "\nSG_TEXT_CACHE=$X\n", 2,
+       "value of SG_TEXT_CACHE has a character sh would interpret"},
+      {"duplicate.env", "SG_TEXT_CACHE=1\nSG_TEXT_CACHE=1\n", 2, "duplicate switch SG_TEXT_CACHE"},
+      {"export.env", "export SG_TEXT_CACHE=1\n", 1,
+       "'export SG_TEXT_CACHE' is not a variable name"},
+      {"big.env", std::string((1 << 20) + 1, '#'), 0, "larger than 1048576 bytes"},
   };
   for (const auto& b : bad) write_file_atomic(dir + "/" + b.name, b.text);
   ASSERT_EQ(::mkfifo((dir + "/fifo.env").c_str(), 0600), 0);
   std::vector<BadPreset> files = bad;
-  files.push_back({"fifo.env", "", "is not a regular file (a FIFO)"});
-  files.push_back({"/dev/zero", "", "is not a regular file (a device or socket)"});
+  files.push_back({"fifo.env", "", 0, "is not a regular file (a FIFO)"});
+  files.push_back({"/dev/zero", "", 0, "is not a regular file (a device or socket)"});
   const bool trainer_built = fs::exists(real_trainer());
   const std::string manifest_from = trainer_built ? real_trainer() : test::fake_trainer();
   for (const auto& b : files) {
     const std::string path = b.name[0] == '/' ? b.name : dir + "/" + b.name;
+    // The controller says "line 2: why", the trainer "preset PATH:2: why".
+    const std::string where = b.line > 0 ? "line " + std::to_string(b.line) + ": " : "";
     auto c = test::run_speedgate({"presets", "check", path, "--trainer", manifest_from}, dir,
                                  {{"FAKE_MANIFEST", "full"}});
     EXPECT_EQ(c.code, 2) << b.name << ": " << c.err;
-    EXPECT_NE(c.err.find(b.message), std::string::npos) << b.name << ": presets check said\n" << c.err;
+    EXPECT_NE(c.err.find(where + b.why), std::string::npos) << b.name << ": presets check said\n"
+                                                            << c.err;
     if (!trainer_built) continue;
     TrainerRun t = run_trainer(dir, run_args(dir, path));
+    const std::string at =
+        "preset " + path + (b.line > 0 ? ":" + std::to_string(b.line) : "") + ": ";
     EXPECT_EQ(t.code, 2) << b.name << ": " << t.err;
-    EXPECT_NE(t.err.find(b.message), std::string::npos) << b.name << ": speedgate-train said\n" << t.err;
+    EXPECT_NE(t.err.find(at + b.why), std::string::npos) << b.name << ": speedgate-train said\n"
+                                                         << t.err;
     EXPECT_FALSE(fs::exists(dir + "/result.json")) << b.name << ": exit 2 wrote a result";
   }
   fs::remove_all(dir);
@@ -103,8 +126,8 @@ struct TrainerLooseEnds : ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir); }
   std::vector<std::string> args(const std::string& result) {
-    return {"run", "--workload", "wam", "--size", "tiny", "--steps", "1", "--micro-batch", "1", "--threads", "1",
-            "--result", result};
+    return {"run",           "--workload", "wam",       "--size", "tiny",     "--steps", "1",
+            "--micro-batch", "1",          "--threads", "1",      "--result", result};
   }
 };
 

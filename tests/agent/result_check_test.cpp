@@ -62,7 +62,8 @@ TEST_F(ResultCheck, EveryLaunchedFieldThatComesBackChangedIsInvalidNamingIt) {
       {R"({"grad_accum": 2})", "result field grad_accum is 2"},
       {R"({"world_size": 4})", "result field world_size is 4"},
       {R"({"fingerprint.threads": 64})", "result field fingerprint.threads is 64"},
-      {R"({"switches.SG_TEXT_CACHE": "0"})", "result field switches.SG_TEXT_CACHE is '0', the trial launched '1'"},
+      {R"({"switches.SG_TEXT_CACHE": "0"})",
+       "result field switches.SG_TEXT_CACHE is '0', the trial launched '1'"},
       {R"({"switches": {}})", "result field switches lacks SG_TEXT_CACHE"},
       {R"({"step_records.1.step": 5})", "step_records[1].step is 5"},
       {R"({"samples_per_s": 1.7e308})", "samples_per_s"},
@@ -73,7 +74,8 @@ TEST_F(ResultCheck, EveryLaunchedFieldThatComesBackChangedIsInvalidNamingIt) {
       {R"({"fingerprint.device_memory_bytes": 1024})", "peak_allocated_bytes"},
       {R"({"memory.breakdown.activations": -5})", "activations"},
       {R"({"step_records.0.seconds": 1e6})", "longer than the process ran"},
-      {R"({"workload": null})", "missing field 'workload' (required by schemas/result.schema.json)"},
+      {R"({"workload": null})",
+       "missing field 'workload' (required by schemas/result.schema.json)"},
       {R"({"switches": null})", "missing field 'switches'"},
   };
   for (const auto& c : cases) {
@@ -94,7 +96,8 @@ TEST_F(ResultCheck, ALyingSeedIsInvalid) {
 TEST_F(ResultCheck, NonFiniteLossWithStatusOkIsNanNeverAccepted) {
   TrialOutcome o = run("nan_ok");
   EXPECT_EQ(o.failure, Disposition::nan) << o.reason;
-  EXPECT_NE(o.reason.find("step 2 loss is non-finite (bits 7fc00000)"), std::string::npos) << o.reason;
+  EXPECT_NE(o.reason.find("step 2 loss is non-finite (bits 7fc00000)"), std::string::npos)
+      << o.reason;
   o = run("", R"({"step_records.0.grad_norm_bits": "7f800000"})");
   EXPECT_EQ(o.failure, Disposition::nan) << o.reason;
   EXPECT_NE(o.reason.find("grad norm is non-finite"), std::string::npos) << o.reason;
@@ -129,18 +132,41 @@ TEST_F(ResultCheck, AHostileHeartbeatIsIgnoredNotParsed) {
   TrialOutcome o = run_trial(r);
   EXPECT_FALSE(o.failure) << o.reason;
   EXPECT_FALSE(beats.empty());
-  for (const auto& b : beats) EXPECT_TRUE(b.empty()) << "a heartbeat beyond its caps reached the controller";
+  for (const auto& b : beats)
+    EXPECT_TRUE(b.empty()) << "a heartbeat beyond its caps reached the controller";
 }
 
 // Issue 31's report: TEXT_CACHE=1 reporting seed 1 for seed 0 reached the emitted
 // preset; a status-ok NaN made the band infinite. Inside a campaign neither is believed.
 TEST(ResultCheckCampaign, LyingAndNonFiniteResultsNeverReachAPreset) {
   const std::string dir = test::make_temp_dir("liecampaign");
-  auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer",
-                                test::fake_trainer(), "--steps", "3", "--screen-steps", "3", "--seeds", "0,1000",
-                                "--repeats", "1", "--plan", "screen", "--target-micro-batch", "32",
-                                "--memory-budget", "fast=141GiB", "--presets-out", "presets"},
-                               dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
+  auto r = test::run_speedgate(
+      {"tune",
+       "--workload",
+       "wam",
+       "--size",
+       "tiny",
+       "--db",
+       "sg.db",
+       "--trainer",
+       test::fake_trainer(),
+       "--steps",
+       "3",
+       "--screen-steps",
+       "3",
+       "--seeds",
+       "0,1000",
+       "--repeats",
+       "1",
+       "--plan",
+       "screen",
+       "--target-micro-batch",
+       "32",
+       "--memory-budget",
+       "fast=141GiB",
+       "--presets-out",
+       "presets"},
+      dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.err;
   Store s(dir + "/sg.db", /*read_only=*/true);
   auto campaign = s.latest_campaign(false);
@@ -173,7 +199,8 @@ TEST(ResultCheckCampaign, LyingAndNonFiniteResultsNeverReachAPreset) {
 }
 
 TEST(ResultParse, ADeeplyNestedTextIsRefusedByThePreScan) {
-  const std::string deep = "{\"protocol\": 1, \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string deep =
+      "{\"protocol\": 1, \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
   ResultParse p = parse_result_text(deep);
   EXPECT_FALSE(p.result);
   EXPECT_NE(p.error.find("nested deeper than 64 levels"), std::string::npos) << p.error;

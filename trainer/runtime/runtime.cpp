@@ -82,8 +82,8 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   CPU_ZERO(&cpus);
   const int host_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
   if (host_cpus > 0 && threads > host_cpus) {
-    throw BadInputError("--threads " + std::to_string(threads) + " is more than the " + std::to_string(host_cpus) +
-                        " CPUs this process may run on");
+    throw BadInputError("--threads " + std::to_string(threads) + " is more than the " +
+                        std::to_string(host_cpus) + " CPUs this process may run on");
   }
   rt.threads = threads;
   // Before any CUDA initialisation: cuBLAS determinism and allocator settings.

@@ -86,9 +86,12 @@ std::vector<PresetEntry> read_preset(const std::string& path) {
   }
   const sg::preset::Syntax syntax = sg::preset::parse_syntax(text);
   if (!syntax.ok()) {
-    std::string all;
-    for (const auto& e : syntax.errors) all += (all.empty() ? "" : "; ") + e;
-    throw BadInputError("preset " + path + ": " + all);
+    std::string all;  // "preset FILE:LINE: why", as for the switch errors below
+    for (const auto& e : syntax.errors) {
+      all += (all.empty() ? "preset " : "; preset ") + path +
+             (e.line > 0 ? ":" + std::to_string(e.line) : "") + ": " + e.why;
+    }
+    throw BadInputError(all);
   }
   std::vector<PresetEntry> entries;
   for (const auto& e : syntax.entries) {
