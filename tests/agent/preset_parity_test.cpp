@@ -88,7 +88,7 @@ TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
       {"duplicate.env", "SG_TEXT_CACHE=1\nSG_TEXT_CACHE=1\n", 2, "duplicate switch SG_TEXT_CACHE"},
       {"export.env", "export SG_TEXT_CACHE=1\n", 1,
        "'export SG_TEXT_CACHE' is not a variable name"},
-      {"big.env", std::string((1 << 20) + 1, '#'), 0, "larger than 1048576 bytes"},
+      {"big.env", std::string((1 << 20) + 1, '#'), 0, "is larger than 1048576 bytes"},
   };
   for (const auto& b : bad) write_file_atomic(dir + "/" + b.name, b.text);
   ASSERT_EQ(::mkfifo((dir + "/fifo.env").c_str(), 0600), 0);
