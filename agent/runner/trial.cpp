@@ -114,6 +114,12 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
           "--heartbeat", heartbeat_path};
 }
 
+std::string read_heartbeat(const std::string& path) {
+  std::string beat = read_file(path, kHeartbeatLimits.max_bytes).value_or("");
+  if (!json_limits_error(beat, kHeartbeatLimits).empty()) beat.clear();
+  return beat;
+}
+
 ResultParse parse_trial_result(const TrialRequest& req, const std::string& path, double wall_s) {
   ResultParse p = req.kernel ? parse_kernel_trial_file_as_result(path) : parse_result_file(path);
   if (!p.result || p.result->status != "ok") return p;
@@ -168,12 +174,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   control.deadline = req.deadline;
   control.grace = req.grace;
   if (req.on_heartbeat) {
-    // A heartbeat beyond its caps is passed on as empty (no progress), never parsed.
-    control.on_tick = [&] {
-      std::string beat = read_file(heartbeat, kHeartbeatLimits.max_bytes).value_or("");
-      if (!json_limits_error(beat, kHeartbeatLimits).empty()) beat.clear();
-      req.on_heartbeat(beat);
-    };
+    control.on_tick = [&] { req.on_heartbeat(read_heartbeat(heartbeat)); };
   }
   GroupOutcome g = run_process_group(ranks);
   out.ranks = g.members;

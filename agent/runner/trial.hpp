@@ -75,6 +75,10 @@ std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRe
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
                                       const std::string& heartbeat_path);
 
+// The heartbeat file's content for TrialRequest::on_heartbeat: empty when it is missing
+// or beyond kHeartbeatLimits (a hostile heartbeat counts as none, never parsed).
+std::string read_heartbeat(const std::string& path);
+
 // Parses the request's result file: a training run's (result.hpp) or a kernel trial's
 // header (kernel_trial_result.hpp). An ok result that is not the run `req` launched
 // (result_check.hpp; `wall_s` > 0: the deciding process's run time) gives no result and
