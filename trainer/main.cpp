@@ -75,7 +75,8 @@ int run_command(RunOptions opt) {
   }
   const std::string who = rt.world_size > 1 ? " rank " + std::to_string(rt.rank) : "";
   if (code != kExitOk) std::cerr << "speedgate-train" << who << ": " << r.status << ": " << r.error << "\n";
-  if (rt.rank != 0) return code;  // rank 0 alone reports
+  // Rank 0 alone reports; bad input (exit 2) writes nothing.
+  if (rt.rank != 0 || code == kExitUsage) return code;
   for (const auto& s : r.step_records) {
     std::cerr << "step " << s.step << " loss " << s.loss << " grad_norm " << s.grad_norm << " " << s.seconds << "s\n";
   }

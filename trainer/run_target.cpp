@@ -5,6 +5,7 @@
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/model/wam_config.hpp"
 #include "trainer/switches/switch_config.hpp"
+#include "trainer/test_faults.hpp"
 #include "trainer/train_loop.hpp"
 
 namespace sg::trainer {
@@ -19,6 +20,7 @@ void validate_run_target(const RunOptions& opt, const Switches& sw) {
                         " (this trainer has: wam, lm, lm_osft)");
   }
   check_switches_apply(sw, opt.workload);
+  (void)TestFaults::from_environment();  // an unknown fault name is bad input
 }
 
 }  // namespace sg::trainer

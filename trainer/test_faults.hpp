@@ -6,10 +6,13 @@
 //   oom             throw an out-of-memory error at step 1 (exit 3)
 //   rank_crash      in a distributed run, rank 1 alone aborts (SIGABRT) at the start of
 //                   step 1; its peers must then fail promptly, not hang
+// Any other non-empty value is bad input (BadInputError): a typo must not train normally.
 #pragma once
 
 #include <cstdlib>
 #include <string>
+
+#include "trainer/errors.hpp"
 
 namespace sg::trainer {
 
@@ -27,6 +30,11 @@ struct TestFaults {
     f.nan_loss = s == "nan";
     f.oom = s == "oom";
     f.rank_crash = s == "rank_crash";
+    if (!s.empty() && f.name().empty()) {
+      throw BadInputError(
+          "SPEEDGATE_TEST_FAULT=" + s.substr(0, 80) +
+          " is not a fault (grad_accum_sum, nan, oom, rank_crash; docs/protocol.md section 4)");
+    }
     return f;
   }
   std::string name() const {

@@ -1,8 +1,19 @@
 #include "agent/cli/campaign_options.hpp"
 
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
 #include <thread>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
@@ -12,65 +23,168 @@
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxBudgetName = 64;
+
+std::string not_empty(const std::string& s) { return s.empty() ? "must not be empty" : ""; }
+
+// The nearest existing ancestor of `p` (p itself when it exists).
+fs::path existing_ancestor(fs::path p) {
+  p = fs::absolute(p).lexically_normal();
+  std::error_code ec;
+  while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
+  return p;
+}
+
+}  // namespace
+
+CLI::Validator number_check(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v))
+          return "Value " + s.substr(0, 40) + " is not a number";
+        if (!std::isfinite(v) || v < 0 || (v == 0 && !zero_ok)) {
+          return "Value " + s.substr(0, 40) +
+                 (zero_ok ? " is not a finite number >= 0" : " is not a finite number > 0");
+        }
+        return "";
+      },
+      zero_ok ? "NONNEGATIVE" : "POSITIVE");
+}
+
+CLI::Validator positive_number() { return number_check(false); }
+CLI::Validator non_negative_number() { return number_check(true); }
+
+int host_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+void check_db_path(const std::string& flag, const std::string& path) {
+  if (path.empty()) throw UsageError(flag + " must not be empty");
+  if (path == ":memory:" || path.rfind("file:", 0) == 0) {
+    throw UsageError(flag + " '" + path +
+                     "': give a database file path (in-memory databases and URIs are refused)");
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec) || path.back() == '/')
+    throw UsageError(flag + " '" + path + "' is a directory, not a file");
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw UsageError(flag + " '" + path + "' is not a regular file");
+  }
+  const fs::path parent = fs::absolute(path).parent_path();
+  if (!fs::exists(parent, ec))
+    check_output_dir(flag, parent.string());
+  else if (!fs::is_directory(parent, ec))
+    throw UsageError(flag + " '" + path + "': " + parent.string() + " is not a directory");
+}
+
+void check_output_dir(const std::string& flag, const std::string& dir) {
+  if (dir.empty()) throw UsageError(flag + " must not be empty");
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw UsageError(flag + " '" + dir + "' is not a directory");
+  const fs::path base = existing_ancestor(dir);
+  if (!fs::is_directory(base, ec))
+    throw UsageError(flag + " '" + dir + "': " + base.string() + " is not a directory");
+  // access() says yes to root on read-only or virtual file systems (/proc): create and
+  // remove a probe instead.
+  std::string probe = (base / ".speedgate-probe-XXXXXX").string();
+  if (::mkdtemp(probe.data()) == nullptr) {
+    throw UsageError(flag + " '" + dir + "': cannot create anything in " + base.string() + ": " +
+                     std::strerror(errno));
+  }
+  ::rmdir(probe.c_str());
+}
 
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
   app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
   app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
-  app->add_option("--db", o.db_path, "SQLite database")->capture_default_str();
+  app->add_option("--db", o.db_path, "SQLite database file")
+      ->check(not_empty)
+      ->capture_default_str();
   app->add_option("--memory-budget", budgets,
                   "NAME=SIZE, repeatable; one preset per budget (IEC units: B KiB MiB GiB TiB)")
       ->default_str("fast=141GiB fast_80gb=80GiB");
   app->add_option("--target-micro-batch", o.target_micro_batch,
                   "micro-batch per GPU to project memory for (default: the size's default)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app->add_option("--target-world-size", o.target_world_size, "GPUs to project memory for")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--zero-stage", o.zero_stage, "ZeRO stage (0-3) for the projection")->check(CLI::Range(0, 3))->capture_default_str();
   app->add_option("--micro-batch", o.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   app->add_flag("--probe-at-target", o.probe_at_target,
                "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection then "
                "measures the target's activations; a probe that runs out of memory falls back to 2x)");
-  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--trainer", o.trainer, "trainer executable (default: speedgate-train next to speedgate)");
-  app->add_option("--steps", o.steps, "full (confirmation) step budget")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--screen-steps", o.screen_steps, "short step budget for screening (default max(3, steps/2))")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--seeds", o.seeds, "baseline band seeds; the first is s0")->delimiter(',')->capture_default_str();
+  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--trainer", o.trainer,
+                  "trainer executable (default: speedgate-train next to speedgate)")
+      ->check(not_empty);
+  app->add_option("--steps", o.steps, "full (confirmation) step budget")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--screen-steps", o.screen_steps,
+                  "short step budget for screening (default max(3, steps/2))")
+      ->check(positive_number());
+  app->add_option("--seeds", o.seeds, "baseline band seeds, each once; the first is s0")
+      ->delimiter(',')
+      ->check(not_empty)
+      ->capture_default_str();
   o.threads = 0;  // auto, resolved by apply_campaign_options (host_threads)
   app->add_option("--threads", o.threads,
-                  "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 cores, "
-                  "half the cores on a larger one, 2 on a GPU host)")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--repeats", o.repeats, "paired ABAB speed repeats before the first verdict (an interval needs two)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+                  "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
+                  "cores, half the cores on a larger one, 2 on a GPU host)")
+      ->check(positive_number());
+  app->add_option("--repeats", o.repeats,
+                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--max-repeats", o.max_repeats,
                   "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--min-effect", o.min_effect,
                   "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
       ->capture_default_str();
   app->add_option("--noise-pairs", o.noise_pairs,
                   "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
+      ->check(non_negative_number())
       ->capture_default_str();
   app->add_option("--perturb-eps", o.perturb_eps,
                   "relative perturbation of the initial parameters that measures the rounding band "
                   "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
       ->capture_default_str();
   app->add_option("--rounding-factor", o.rounding_factor,
-                  "tolerance class: allowed multiple of the rounding band")->capture_default_str();
-  app->add_option("--horizon-factor", o.horizon_factor,
-                  "tolerance class: confirm at this many times --steps before a preset (1 = no confirmation)")
+                  "tolerance class: allowed multiple of the rounding band")
       ->capture_default_str();
-  app->add_option("--prune-rounds", o.prune_rounds,
-                  "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
-                  "then the harmless drops together or the best one)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--band-factor", o.band_factor, "tolerance class: allowed multiple of the seed band (outer bound)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--horizon-factor", o.horizon_factor,
+                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--prune-rounds", o.prune_rounds,
+         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+         "then the harmless drops together or the best one)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--band-factor", o.band_factor,
+                  "tolerance class: allowed multiple of the seed band (outer bound)")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(positive_number())
+      ->capture_default_str();
   std::string strategies;
   for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
   app->add_option("--plan", o.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
@@ -82,22 +196,27 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
                   "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job per trial)")
       ->check(CLI::IsMember({"local", "slurm"}))->capture_default_str();
   app->add_option("--trial-world-size", o.trial_world_size,
-                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; slurm: srun -n W)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
+                  "slurm: srun -n W)")
+      ->check(positive_number())
+      ->capture_default_str();
   app->add_option("--gpus", o.executor.gpus,
-                  "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or CUDA_VISIBLE_DEVICES; 0 = CPU host)")
-      ->check(CLI::NonNegativeNumber);
-  app->add_option("--parallel-trials", o.executor.parallel_trials,
-                  "trials at once: local GPU host default = slots / trial world size (at most that), "
-                  "CPU host and slurm default 1; speed pairs always run alone")
-      ->check(CLI::PositiveNumber);
+                  "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or "
+                  "CUDA_VISIBLE_DEVICES; 0 = CPU host)")
+      ->check(non_negative_number());
+  app->add_option(
+         "--parallel-trials", o.executor.parallel_trials,
+         "trials at once: local GPU host default = slots / trial world size (at most that), "
+         "CPU host and slurm default 1; speed pairs always run alone")
+      ->check(positive_number());
   app->add_option("--slurm-partition", o.executor.slurm_partition, "slurm: partition (default: the cluster's default)");
   app->add_option("--shared-dir", o.executor.shared_dir,
                   "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
                   "(default: the runs directory next to the database)");
   app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
                   "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(non_negative_number())
+      ->capture_default_str();
 }
 
 int host_threads(int cores, int gpus) {
@@ -110,6 +229,10 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
   if (budgets.empty()) budgets = {"fast=141GiB", "fast_80gb=80GiB"};
   for (const auto& b : budgets) {
     NamedBudget nb = parse_named_budget(b);
+    if (nb.name.size() > kMaxBudgetName) {
+      throw UsageError(fmt::format("--memory-budget name '{}...' is longer than {} characters",
+                                   nb.name.substr(0, 20), kMaxBudgetName));
+    }
     for (const auto& have : o.budgets) {
       if (have.name == nb.name) throw UsageError("--memory-budget " + nb.name + " given twice");
     }
@@ -125,6 +248,29 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
   }
   int s = o.screen_steps == 0 ? std::max(std::min(3, o.steps), o.steps / 2) : o.screen_steps;
   if (s > o.steps) throw UsageError("--screen-steps must not exceed --steps");
+  CampaignOptions filled = o;
+  filled.screen_steps = s;
+  filled.validate();
+  std::set<int> seen;
+  for (int seed : o.seeds) {
+    if (!seen.insert(seed).second)
+      throw UsageError(fmt::format("--seeds: seed {} is given twice", seed));
+  }
+  if (o.executor.kind == "local") {
+    const int cpus = host_cpus();
+    if (o.threads > cpus) {
+      throw UsageError(
+          fmt::format("--threads {} is more than this host's {} CPUs", o.threads, cpus));
+    }
+    const bool cpu_slots = o.executor.gpus == 0 || (o.executor.gpus < 0 && detect_gpus() == 0);
+    if (cpu_slots && o.trial_world_size > cpus) {
+      throw UsageError(fmt::format(
+          "--trial-world-size {} is more than this host's {} CPUs (one rank process each)",
+          o.trial_world_size, cpus));
+    }
+  }
+  check_db_path("--db", o.db_path);
+  if (!o.runs_dir.empty()) check_output_dir("--runs-dir", o.runs_dir);
 }
 
 }  // namespace sg::agent

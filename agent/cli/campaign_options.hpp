@@ -22,7 +22,26 @@ void add_executor_options(CLI::App* app, CampaignOptions& o);
 int host_threads(int cores, int gpus);
 
 // Parses NAME=SIZE budgets (default fast=141GiB fast_80gb=80GiB) into o.budgets, fills
-// the trainer and --threads defaults and checks --screen-steps. Throws UsageError.
+// the trainer and --threads defaults and validates every option before anything runs or is written:
+// CampaignOptions::validate, a database path that is a file (check_db_path), the runs
+// directory writable, and a local executor's --threads and --trial-world-size within
+// this host's CPUs. Throws UsageError naming the option.
 void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets);
+
+// Throws UsageError unless `path` can be a SQLite database file: not empty, not
+// ":memory:", not a URI, not a directory, in a directory that exists or can be created.
+void check_db_path(const std::string& flag, const std::string& path);
+
+// Throws UsageError unless `dir` is (or can be created as) a writable directory. Probes
+// by creating and removing a temporary directory; leaves nothing behind either way.
+void check_output_dir(const std::string& flag, const std::string& dir);
+
+// Number checks for options: finite and > 0 (>= 0), with the value in the message as
+// given (CLI::PositiveNumber prints its upper bound, the largest double, in 309 digits).
+CLI::Validator positive_number();
+CLI::Validator non_negative_number();
+
+// The CPUs this process may run on (its affinity mask), at least 1.
+int host_cpus();
 
 }  // namespace sg::agent

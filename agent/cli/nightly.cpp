@@ -37,7 +37,8 @@ class NightlyCommand : public Command {
         "size from the trainer manifest (default: the database's latest campaign's)");
     app_->add_option("--budget-minutes", o_.campaign.budget_minutes,
                      "wall-clock budget; the trainer run in flight finishes, nothing new starts")
-        ->required()->check(CLI::PositiveNumber);
+        ->required()
+        ->check(positive_number());
     app_->add_option("--presets-dir", o_.presets_dir, "current presets (*.env) and where new ones and README.md go")
         ->capture_default_str();
     app_->add_option("--regression-limit", o_.regression_limit,
@@ -50,6 +51,7 @@ class NightlyCommand : public Command {
   int run() override {
     default_from_latest_campaign();
     apply_campaign_options(o_.campaign, budgets_);
+    check_output_dir("--presets-dir", o_.presets_dir);
     o_.campaign.progress = ::isatty(2) != 0;
     Manifest manifest = describe_trainer(o_.campaign.trainer);
     nightly::NightlyReport r = nightly::run_nightly(o_, manifest);

@@ -64,10 +64,9 @@ class PresetsCheckCommand : public Command {
   int run() override {
     std::unique_ptr<Store> store;
     Manifest m = load_manifest(store);
-    auto text = read_file(file_, kMaxPresetBytes + 1);
-    if (!text)
-      throw UsageError("cannot read preset " + file_ +
-                       " (missing, unreadable or larger than 1 MiB)");
+    std::string body;
+    if (std::string why = preset::read_file(file_, &body); !why.empty()) throw UsageError(why);
+    const std::optional<std::string> text = body;
     PresetParse p = parse_preset(*text, everything_available(m));
     for (auto& e : p.errors) e = with_suggestion(e, m);
 

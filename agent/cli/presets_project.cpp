@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/cli/campaign_options.hpp"
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/memory/projection.hpp"
@@ -31,9 +32,11 @@ class PresetsProjectCommand : public Command {
     auto* preset = app_->add_option("--preset", preset_, "an emitted preset's name (its memory budget, e.g. fast)");
     auto* config = app_->add_option("--config", config_, "a configuration key as the report prints it ('' = baseline)");
     preset->excludes(config);
-    app_->add_option("--micro-batch", micro_batch_, "target micro-batch per GPU (default: the campaign's target)")
-        ->check(CLI::PositiveNumber);
-    app_->add_option("--world-size", world_size_, "GPUs (default: the campaign's target)")->check(CLI::PositiveNumber);
+    app_->add_option("--micro-batch", micro_batch_,
+                     "target micro-batch per GPU (default: the campaign's target)")
+        ->check(positive_number());
+    app_->add_option("--world-size", world_size_, "GPUs (default: the campaign's target)")
+        ->check(positive_number());
     app_->add_option("--zero-stage", zero_stage_, "ZeRO stage 0-3 (default: the campaign's)")->check(CLI::Range(0, 3));
     app_->add_flag("--json", json_, "print the projection and its terms as JSON");
   }
@@ -42,6 +45,10 @@ class PresetsProjectCommand : public Command {
   int run() override {
     if (!std::filesystem::exists(db_)) throw UsageError("database " + db_ + " does not exist");
     if (preset_.empty() && app_->count("--config") == 0) throw UsageError("presets project: give --preset NAME or --config KEY");
+    if (app_->count("--campaign") > 0 && campaign_ < 1) {
+      throw UsageError("presets project: --campaign must be a campaign id >= 1, not " +
+                       std::to_string(campaign_));
+    }
     Store store(db_, /*read_only=*/true);
     auto c = campaign_ > 0 ? store.campaign(campaign_) : store.latest_campaign(false);
     if (!c) throw UsageError("presets project: no campaign " + (campaign_ > 0 ? std::to_string(campaign_) : "in " + db_));

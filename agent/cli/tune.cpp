@@ -23,8 +23,10 @@ class TuneCommand : public Command {
   explicit TuneCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("tune", "run (or resume) a gated tuning campaign against a trainer");
     add_campaign_options(app_, o_, budgets_);  // shared with nightly: one declaration, one --help
-    auto* bt = app_->add_option("--budget-trials", o_.budget_trials, "stop after N trainer runs")->check(CLI::PositiveNumber);
-    auto* bm = app_->add_option("--budget-minutes", o_.budget_minutes, "stop after M minutes")->check(CLI::PositiveNumber);
+    auto* bt = app_->add_option("--budget-trials", o_.budget_trials, "stop after N trainer runs")
+                   ->check(positive_number());
+    auto* bm = app_->add_option("--budget-minutes", o_.budget_minutes, "stop after M minutes")
+                   ->check(positive_number());
     bt->excludes(bm);
     app_->add_flag("--resume", o_.require_resume, "continue the latest campaign with the same options, also a finished one (budget slices); error if none");
     app_->add_option("--presets-out", presets_out_, "after the campaign, emit presets into this directory");
@@ -34,6 +36,7 @@ class TuneCommand : public Command {
 
   int run() override {
     apply_campaign_options(o_, budgets_);
+    if (!presets_out_.empty()) check_output_dir("--presets-out", presets_out_);
     o_.progress = ::isatty(2) != 0;
     Manifest manifest = describe_trainer(o_.trainer);
     std::int64_t cid = run_campaign(o_, manifest);

@@ -1,10 +1,12 @@
 #include "agent/common/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,12 +14,36 @@
 #include <stdexcept>
 
 namespace sg::agent {
+namespace {
+
+// Removes `.NAME.tmp.<pid>.*` temporaries in `dir` whose writer process is gone (a
+// killed writer leaves its temp file behind; the next write of NAME clears it).
+void remove_stale_temps(const std::filesystem::path& dir, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp.";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind(prefix, 0) != 0) continue;
+    const std::string rest = f.substr(prefix.size());
+    const auto dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot)
+      continue;
+    const long pid = std::strtol(rest.substr(0, dot).c_str(), nullptr, 10);
+    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove(e.path(), ec);
+    }
+  }
+}
+
+}  // namespace
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string tmpl =
+      (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".XXXXXX"))
+          .string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw std::runtime_error("cannot create temp file for " + path + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {
@@ -51,6 +77,7 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::fsync(dfd);
     ::close(dfd);
   }
+  remove_stale_temps(dir, target.filename().string());
 }
 
 std::optional<std::string> read_file(const std::string& path, std::size_t max_bytes) {

@@ -7,7 +7,9 @@
 
 namespace sg::agent {
 
-// Throws std::runtime_error naming the path on failure; the target is untouched then.
+// Writes through `.NAME.tmp.<pid>.XXXXXX` beside the target. Throws std::runtime_error
+// naming the path on failure; the target is untouched and the temp removed then. A
+// success also removes the temps of NAME that dead writers (a killed process) left.
 void write_file_atomic(const std::string& path, const std::string& content);
 
 // nullopt when the file does not exist or is larger than max_bytes.

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/common/json_limits.hpp"
+
 namespace sg::agent::json_fields {
 
 using nlohmann::json;
@@ -50,14 +52,19 @@ inline std::string string(const json& o, const char* key) {
   return v.get<std::string>();
 }
 
-// Parses `text` as one JSON document and hands it to `parse`. An empty text, invalid JSON,
-// and an InvalidField or other exception thrown by `parse` give nullopt and `*error`:
-// "<what> is empty", "<what> is not valid JSON (truncated or garbage)", "<what> has the
-// wrong schema: <why>".
+// Parses `text` as one JSON document and hands it to `parse`. An empty text, one beyond
+// `limits`, invalid JSON, and an InvalidField or other exception thrown by `parse` give
+// nullopt and `*error`: "<what> is empty", "<what> is nested deeper than 64 levels ...",
+// "<what> is not valid JSON (truncated or garbage)", "<what> has the wrong schema: <why>".
 template <class T, class Parse>
-std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse, std::string* error) {
+std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse,
+                                std::string* error, const JsonLimits& limits = kResultLimits) {
   if (text.empty()) {
     *error = what + " is empty";
+    return std::nullopt;
+  }
+  if (std::string e = json_limits_error(text, limits); !e.empty()) {
+    *error = what + " " + e;
     return std::nullopt;
   }
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);

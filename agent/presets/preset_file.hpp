@@ -1,17 +1,18 @@
 // Preset files: portable KEY=value lines (SG_<SWITCH>=value) and full-line '#'
-// comments, sourceable by sh. Parsing is strict and validates against the
-// manifest; every error names the line and the problem.
+// comments, sourceable by sh. The syntax is common/preset (shared with the trainer);
+// this validates the entries against the manifest. Every error names the line.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "agent/manifest/config.hpp"
 #include "agent/manifest/manifest.hpp"
+#include "common/preset/preset_syntax.hpp"
 
 namespace sg::agent {
 
-constexpr std::size_t kMaxPresetLine = 4096;
-constexpr std::size_t kMaxPresetBytes = 1 << 20;
+constexpr std::size_t kMaxPresetLine = preset::kMaxLine;
+constexpr std::size_t kMaxPresetBytes = preset::kMaxBytes;
 
 struct PresetParse {
   Config config;
@@ -20,10 +21,13 @@ struct PresetParse {
   bool ok() const { return errors.empty(); }
 };
 
-// CRLF line ends and a missing final newline are accepted; NUL bytes, invalid
-// UTF-8, leading whitespace, quotes, '$', duplicates, non-SG_ names, unknown
-// switches, out-of-domain values, unavailable switches and unmet requires are not.
+// A missing final newline is accepted; what preset::parse_syntax refuses (CR, NUL,
+// invalid UTF-8, whitespace around a line, quotes, '$', duplicates, non-SG_ names, ...),
+// unknown switches, out-of-domain values, unavailable switches and unmet requires are not.
 PresetParse parse_preset(const std::string& text, const Manifest& manifest);
+
+// Reads and parses a preset file (preset::read_file: regular files of at most 1 MiB).
+PresetParse parse_preset_file(const std::string& path, const Manifest& manifest);
 
 // "KEY=value\n" lines in manifest order after the comment block.
 std::string render_preset(const std::vector<std::string>& comment_lines, const Config& config,

@@ -11,6 +11,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/interrupt.hpp"
+#include "agent/common/json_limits.hpp"
 #include "agent/runner/process.hpp"
 
 namespace sg::agent {
@@ -43,7 +44,9 @@ Manifest describe_trainer(const std::string& trainer) {
   spec.deadline = std::chrono::milliseconds(static_cast<long long>(limit_s * 1000));
   spec.grace = std::chrono::seconds(2);
   ProcessOutcome p = run_process(spec);
-  std::string out = read_file(spec.stdout_log, 16 << 20).value_or("");
+  std::error_code size_ec;
+  const std::uintmax_t out_bytes = fs::file_size(spec.stdout_log, size_ec);
+  std::string out = read_file(spec.stdout_log, kManifestLimits.max_bytes).value_or("");
   std::string err = read_file(spec.stderr_log, 1 << 16).value_or("");
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -57,6 +60,14 @@ Manifest describe_trainer(const std::string& trainer) {
     throw UsageError(fmt::format("'{} describe --json' failed ({}): {}", trainer,
                                  p.signaled ? fmt::format("signal {}", p.signal) : fmt::format("exit {}", p.exit_code),
                                  err.substr(0, 2000)));
+  }
+  if (!size_ec && out_bytes > kManifestLimits.max_bytes) {
+    throw UsageError(
+        fmt::format("'{} describe --json': the manifest is larger than {} bytes ({} bytes)",
+                    trainer, kManifestLimits.max_bytes, out_bytes));
+  }
+  if (std::string e = json_limits_error(out, kManifestLimits); !e.empty()) {
+    throw UsageError(fmt::format("'{} describe --json': the manifest {}", trainer, e));
   }
   try {
     return parse_manifest_text(out);

@@ -21,20 +21,26 @@ KernelTrialResult parse(const json& j) {
   if (string(j, "kind") != "kernel_trial") throw InvalidField{"field 'kind' is not 'kernel_trial'"};
   KernelTrialResult r;
   r.status = string(j, "status");
-  r.error = j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : "";
+  r.error = j.contains("error") && j["error"].is_string()
+                ? j["error"].get<std::string>().substr(0, 4096)
+                : "";
   if (r.status != "ok") return r;  // oom/error: status and error are all there is
+  if (j.contains("workload")) r.workload = string(j, "workload");
+  if (j.contains("size")) r.size = string(j, "size");
   r.family = string(j, "family");
   r.device = string(j, "device");
   r.micro_batch = integer(j, "micro_batch");
   r.repeats = integer(j, "repeats");
   const json& ops = field(j, "ops");
-  if (!ops.is_array() || ops.empty()) throw InvalidField{"field 'ops' is not a non-empty array"};
+  if (!ops.is_array() || ops.empty() || ops.size() > 4096)
+    throw InvalidField{"field 'ops' is not a non-empty array"};
   for (const auto& op : ops) {
     if (!op.is_string()) throw InvalidField{"field 'ops' has a non-string entry"};
     r.ops.push_back(op.get<std::string>());
   }
   const json& variants = field(j, "variants");
-  if (!variants.is_array() || variants.empty()) throw InvalidField{"field 'variants' is not a non-empty array"};
+  if (!variants.is_array() || variants.empty() || variants.size() > 4096)
+    throw InvalidField{"field 'variants' is not a non-empty array"};
   for (const auto& v : variants) {
     KernelVariantTiming t;
     t.variant = string(v, "variant");
@@ -49,6 +55,8 @@ KernelTrialResult parse(const json& j) {
   }
   r.fingerprint = field(j, "fingerprint");
   if (!r.fingerprint.is_object()) throw InvalidField{"fingerprint is not an object"};
+  if (r.fingerprint.dump().size() > (64u << 10))
+    throw InvalidField{"fingerprint is larger than 65536 bytes"};
   return r;
 }
 
@@ -60,9 +68,36 @@ KernelTrialParse parse_kernel_trial_text(const std::string& text) {
   return out;
 }
 
+json kernel_trial_json(const KernelTrialResult& r) {
+  json j = {{"protocol", 1}, {"kind", "kernel_trial"}, {"status", r.status}, {"error", r.error}};
+  if (r.status != "ok") return j;
+  json variants = json::array();
+  for (const auto& v : r.variants) {
+    variants.push_back({{"variant", v.variant},
+                        {"params", v.params},
+                        {"fwd_us", v.fwd_us},
+                        {"fwdbwd_us", v.fwdbwd_us},
+                        {"matches_plain", v.matches_plain}});
+  }
+  j.update({{"workload", r.workload},
+            {"size", r.size},
+            {"family", r.family},
+            {"device", r.device},
+            {"micro_batch", r.micro_batch},
+            {"repeats", r.repeats},
+            {"ops", r.ops},
+            {"variants", variants},
+            {"fingerprint", r.fingerprint}});
+  return j;
+}
+
 ResultParse parse_kernel_trial_file_as_result(const std::string& path) {
-  auto text = read_file(path, 64 << 20);
-  if (!text) return ResultParse{std::nullopt, "result file missing: " + path};
+  auto text = read_file(path, kResultLimits.max_bytes);
+  if (!text) {
+    return ResultParse{std::nullopt, "result file missing or larger than " +
+                                         std::to_string(kResultLimits.max_bytes) +
+                                         " bytes: " + path};
+  }
   return parse_kernel_trial_as_result(*text);
 }
 
@@ -75,7 +110,7 @@ ResultParse parse_kernel_trial_as_result(const std::string& text) {
   header.device = k.result->device;
   header.micro_batch = k.result->micro_batch;
   header.fingerprint = k.result->fingerprint;
-  header.raw = json::parse(text);
+  header.raw = kernel_trial_json(*k.result);
   return ResultParse{std::move(header), ""};
 }
 

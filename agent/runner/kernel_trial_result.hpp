@@ -24,6 +24,7 @@ struct KernelVariantTiming {
 
 struct KernelTrialResult {
   std::string status, error, family, device;
+  std::string workload, size;  // optional in the file (for people); empty when absent
   int micro_batch = 0, repeats = 0;
   std::vector<std::string> ops;
   std::vector<KernelVariantTiming> variants;
@@ -36,6 +37,9 @@ struct KernelTrialParse {
 };
 
 KernelTrialParse parse_kernel_trial_text(const std::string& text);
+
+// The validated fields as parse_kernel_trial_text reads them back (what the store keeps).
+nlohmann::json kernel_trial_json(const KernelTrialResult& r);
 
 // A kernel trial's result text (or file) as a TrialResult header for decode_outcome: status and error always;
 // device, fingerprint and raw for an ok result that parses as a kernel trial.

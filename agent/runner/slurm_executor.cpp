@@ -255,7 +255,7 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
       }
       unknown = 0;
       if (!running_since && state != "PENDING") running_since = now;
-      if (req.on_heartbeat) req.on_heartbeat(read_file(heartbeat, 1 << 16).value_or(""));
+      if (req.on_heartbeat) req.on_heartbeat(read_heartbeat(heartbeat));
       if (slurm_state_terminal(state)) {
         end.state = state;
         break;

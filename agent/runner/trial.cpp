@@ -9,7 +9,9 @@
 
 #include "agent/common/files.hpp"
 #include "agent/common/interrupt.hpp"
+#include "agent/common/json_limits.hpp"
 #include "agent/runner/kernel_trial_result.hpp"
+#include "agent/runner/result_check.hpp"
 
 namespace sg::agent {
 
@@ -45,6 +47,10 @@ std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultP
       if (parsed.result->status != "ok") {
         *reason = "exit 0 but result status '" + parsed.result->status + "'";
         return Disposition::invalid_result;
+      }
+      if (std::string bad = non_finite_value(*parsed.result); !bad.empty()) {
+        *reason = "status ok but " + bad;
+        return Disposition::nan;
       }
       return std::nullopt;
     case 2:
@@ -118,8 +124,24 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
   return args;
 }
 
-ResultParse parse_trial_result(const TrialRequest& req, const std::string& path) {
-  return req.kernel ? parse_kernel_trial_file_as_result(path) : parse_result_file(path);
+std::string read_heartbeat(const std::string& path) {
+  std::string beat = read_file(path, kHeartbeatLimits.max_bytes).value_or("");
+  if (!json_limits_error(beat, kHeartbeatLimits).empty()) beat.clear();
+  return beat;
+}
+
+ResultParse parse_trial_result(const TrialRequest& req, const std::string& path, double wall_s) {
+  ResultParse p = req.kernel ? parse_kernel_trial_file_as_result(path) : parse_result_file(path);
+  if (!p.result || p.result->status != "ok") return p;
+  std::string mismatch;
+  if (req.kernel) {
+    KernelTrialParse k = parse_kernel_trial_text(p.result->raw.dump());
+    mismatch = k.result ? kernel_result_mismatch(req, *k.result) : k.error;
+  } else {
+    mismatch = result_mismatch(req, *p.result, wall_s);
+  }
+  if (mismatch.empty()) return p;
+  return ResultParse{std::nullopt, mismatch};
 }
 
 void decode_trial(TrialOutcome& out, const ResultParse& parsed) {
@@ -163,7 +185,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   control.grace = req.grace;
   control.on_started = req.on_started;
   if (req.on_heartbeat) {
-    control.on_tick = [&] { req.on_heartbeat(read_file(heartbeat, 1 << 16).value_or("")); };
+    control.on_tick = [&] { req.on_heartbeat(read_heartbeat(heartbeat)); };
   }
   GroupOutcome g = run_process_group(ranks);
   out.ranks = g.members;
@@ -172,7 +194,7 @@ TrialOutcome run_trial(const TrialRequest& req) {
   out.process = g.members[static_cast<std::size_t>(std::max(0, g.failed_member))];
   ResultParse parsed;
   if (out.process.started && !out.process.deadline_hit && !out.process.interrupted && !out.process.signaled) {
-    parsed = parse_trial_result(req, out.result_path);
+    parsed = parse_trial_result(req, out.result_path, out.process.wall_s);
   }
   decode_trial(out, parsed);
   if (!out.failure) out.result = std::move(parsed.result);

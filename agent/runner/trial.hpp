@@ -79,17 +79,23 @@ std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRe
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
                                       const std::string& heartbeat_path);
 
+// The heartbeat file's content for TrialRequest::on_heartbeat: empty when it is missing
+// or beyond kHeartbeatLimits (a hostile heartbeat counts as none, never parsed).
+std::string read_heartbeat(const std::string& path);
+
 // Parses the request's result file: a training run's (result.hpp) or a kernel trial's
-// header (kernel_trial_result.hpp).
-ResultParse parse_trial_result(const TrialRequest& req, const std::string& path);
+// header (kernel_trial_result.hpp). An ok result that is not the run `req` launched
+// (result_check.hpp; `wall_s` > 0: the deciding process's run time) gives no result and
+// the mismatch as the error, so it decodes as invalid_result.
+ResultParse parse_trial_result(const TrialRequest& req, const std::string& path, double wall_s = 0);
 
 // Decodes a finished trial: exit/signal of the deciding rank and the result file.
 void decode_trial(TrialOutcome& out, const ResultParse& parsed);
 
 TrialOutcome run_trial(const TrialRequest& req);
 
-// Maps process outcome + result parse to a disposition (pure; unit-tested).
-// `result_ok` = a valid result with status ok was parsed.
+// Maps process outcome + result parse to a disposition (pure; unit-tested). Exit 0 with
+// an ok result holding a non-finite loss, grad norm or eval loss is nan, never accepted.
 std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultParse& parsed,
                                           std::string* reason);
 

@@ -64,9 +64,12 @@ void CampaignOptions::validate() const {
        "--rounding-factor must be in 1..1e6");
   need(horizon_factor >= 1 && horizon_factor <= 64, "--horizon-factor must be in 1..64");
   need(prune_rounds >= 0, "--prune-rounds must be >= 0");
-  need(band_factor > 0, "--band-factor must be > 0");
+  need(band_factor > 0 && band_factor <= 1e6, "--band-factor must be in (0, 1e6]");
   need(budget_trials >= 0, "--budget-trials must be >= 0");
-  need(budget_minutes >= 0, "--budget-minutes must be >= 0");
+  need(budget_minutes >= 0 && budget_minutes <= kMaxBudgetMinutes,
+       fmt::format("--budget-minutes must be in 0..{} (0 = unlimited)", kMaxBudgetMinutes));
+  need(trial_deadline_s >= 1 && trial_deadline_s <= kMaxTrialTimeoutS,
+       fmt::format("--trial-timeout must be a number of seconds in 1..{}", kMaxTrialTimeoutS));
   need(target_world_size >= 1, "--target-world-size must be >= 1");
   need(zero_stage >= 0 && zero_stage <= 3, "--zero-stage must be 0..3");
   need(target_micro_batch >= 0 && micro_batch >= 0, "micro-batches must be >= 1");

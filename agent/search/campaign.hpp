@@ -60,6 +60,10 @@ struct CampaignOptions {
   void validate() const;
 };
 
+// Upper bounds of the time options (NaN fails every comparison, so it is refused too).
+constexpr double kMaxTrialTimeoutS = 7 * 24 * 3600;  // a week per trial
+constexpr double kMaxBudgetMinutes = 366 * 24 * 60;  // a year per campaign
+
 // Seconds without a heartbeat after which a RUNNING trial is stale.
 constexpr double kStaleAfterS = 120;
 

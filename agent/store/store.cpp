@@ -189,14 +189,17 @@ std::string immutable_uri(const std::string& path) {
 Store::Store(const std::string& path, bool read_only) : read_only_(read_only) {
   try {
     int flags = read_only ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    // Read-only with no -wal file: no writer has unmerged pages, so the file is the whole
-    // database; reading it as immutable creates no -wal/-shm beside it (a plain read-only
-    // open of a WAL database would, and leave them).
-    const bool snapshot = read_only && std::filesystem::exists(path) && !std::filesystem::exists(path + "-wal") &&
-                          !std::filesystem::exists(path + "-journal");
-    db_ = snapshot ? std::make_unique<SQLite::Database>(immutable_uri(path), SQLite::OPEN_READONLY | SQLite::OPEN_URI,
-                                                        kBusyTimeoutMs)
-                   : std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    // A reader of a WAL database with no -wal/-shm (no connection open) would create both
+    // and, unable to checkpoint, leave them: read such a file as an immutable snapshot.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (read_only && fs::is_regular_file(path, ec) && !fs::exists(path + "-wal", ec) &&
+        !fs::exists(path + "-shm", ec)) {
+      db_ = std::make_unique<SQLite::Database>(immutable_uri(path), flags | SQLite::OPEN_URI,
+                                               kBusyTimeoutMs);
+    } else {
+      db_ = std::make_unique<SQLite::Database>(path, flags, kBusyTimeoutMs);
+    }
     if (!read_only) {
       set_wal_waiting_for_locks(*db_);
       db_->exec("PRAGMA foreign_keys=ON");

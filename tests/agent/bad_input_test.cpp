@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
+#include "agent/store/store.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {
@@ -75,6 +76,71 @@ TEST_F(BadInputTest, NegativeAndZeroNumbersAreRefusedByName) {
                   test::fake_trainer(), "--budget-minutes", "-5"},
                  "--budget-minutes");
   expect_refused({"serve", "--db", "sg.db", "--listen", "127.0.0.1:99999"}, "99999");
+}
+
+// Issue 31: options that used to be found only after the campaign, or never.
+TEST_F(BadInputTest, EveryOptionIsCheckedBeforeAnyTrialRuns) {
+  expect_refused(tune({"--trial-timeout", "nan"}), "--trial-timeout");
+  expect_refused(tune({"--trial-timeout", "1e-9"}), "--trial-timeout");
+  expect_refused(tune({"--trial-timeout", "9.3e9"}), "--trial-timeout");
+  expect_refused(tune({"--budget-minutes", "inf"}), "--budget-minutes");
+  expect_refused(tune({"--band-factor", "nan"}), "--band-factor");
+  expect_refused({"tune", "--workload", "wam", "--size", "tiny", "--db", "", "--trainer",
+                  test::fake_trainer()},
+                 "--db");
+  auto with_db = [&](const std::string& db) {
+    return std::vector<std::string>{"tune",   "--workload", "wam",
+                                    "--size", "tiny",       "--db",
+                                    db,       "--trainer",  test::fake_trainer()};
+  };
+  expect_refused(with_db(":memory:"), "in-memory databases and URIs are refused");
+  expect_refused(with_db("file:sg.db?mode=memory"), "URIs");
+  fs::create_directories(dir + "/adir");
+  expect_refused(with_db("adir"), "is a directory");
+  expect_refused(with_db("/proc/sg/sg.db"), "cannot create anything in /proc");
+  expect_refused(tune({"--memory-budget", std::string(300, 'b') + "=80GiB"}),
+                 "longer than 64 characters");
+  expect_refused(tune({"--presets-out", "/proc/x"}), "--presets-out '/proc/x'");
+  write("afile", "x");
+  expect_refused(tune({"--presets-out", "afile"}), "is not a directory");
+  expect_refused(tune({"--gpus", "0", "--trial-world-size", "1000"}),
+                 "--trial-world-size 1000 is more than");
+  expect_refused(tune({"--threads", "100000"}), "--threads 100000 is more than");
+  expect_refused({"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", ""},
+                 "--trainer");
+  expect_refused(tune({"--seeds", ""}), "--seeds");
+  expect_refused(tune({"--seeds", "0,0"}), "seed 0 is given twice");
+  expect_refused({"nightly", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer",
+                  test::fake_trainer(), "--budget-minutes", "5", "--presets-dir", "/proc/x"},
+                 "--presets-dir");
+}
+
+// Issue 31, item 9: range errors used to print the largest double in 309 digits.
+TEST_F(BadInputTest, RangeErrorsPrintNumbersCompactly) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {tune({"--prune-rounds", "-1"}), "Value -1 is not a finite number >= 0"},
+      {tune({"--steps", "-4"}), "Value -4 is not a finite number > 0"},
+      {tune({"--band-factor", "1e999"}), "Value 1e999 is not"},
+      {tune({"--memory-budget", "fast=1e400GiB"}), "1e400GiB"},
+  };
+  for (const auto& [args, message] : cases) {
+    expect_refused(args, message);
+    auto r = test::run_speedgate(args, dir, {{"FAKE_MANIFEST", "small"}});
+    int run = 0, longest = 0;
+    for (char c : r.err)
+      longest = std::max(longest, run = std::isdigit(static_cast<unsigned char>(c)) ? run + 1 : 0);
+    EXPECT_LT(longest, 20) << r.err;
+  }
+}
+
+TEST_F(BadInputTest, PresetsProjectRefusesACampaignThatDoesNotExist) {
+  { Store create(dir + "/sg.db"); }  // an empty, current-schema database
+  expect_refused({"presets", "project", "--db", "sg.db", "--campaign", "0", "--preset", "fast"},
+                 "--campaign");
+  expect_refused({"presets", "project", "--db", "sg.db", "--campaign", "-3", "--preset", "fast"},
+                 "--campaign");
+  expect_refused({"presets", "project", "--db", "sg.db", "--campaign", "7", "--preset", "fast"},
+                 "no campaign 7");
 }
 
 TEST_F(BadInputTest, AFileThatIsNotADatabaseIsNeverTouched) {

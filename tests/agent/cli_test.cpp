@@ -121,8 +121,8 @@ TEST_F(CliTest, NewerSchemaDbRefusedWithExit2) {
 
 TEST_F(CliTest, PresetsCheck) {
   std::string good = dir + "/good.env", bad = dir + "/bad.env";
-  write_file_atomic(good, "# ok\nSG_TEXT_CACHE=1\r\nSG_FAST_MISS=1");
-  write_file_atomic(bad, "SG_TEXT_CACHE=1\nLD_PRELOAD=/tmp/x.so\n");
+  write_file_atomic(good, "# ok\nSG_TEXT_CACHE=1\nSG_FAST_MISS=1");
+  write_file_atomic(bad, "SG_TEXT_CACHE=1\r\nLD_PRELOAD=/tmp/x.so\n");
   auto r = test::run_speedgate({"presets", "check", good, "--trainer", test::fake_trainer()}, dir);
   EXPECT_EQ(r.code, 0) << r.err;
   r = test::run_speedgate({"presets", "check", bad, "--trainer", test::fake_trainer(), "--json"}, dir);
@@ -130,6 +130,7 @@ TEST_F(CliTest, PresetsCheck) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_FALSE(j["valid"].get<bool>());
   EXPECT_NE(r.err.find("LD_PRELOAD"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 1: contains a carriage return"), std::string::npos) << r.err;
   EXPECT_EQ(test::run_speedgate({"presets", "check", dir + "/missing.env", "--trainer", test::fake_trainer()}, dir).code, 2);
 }
 

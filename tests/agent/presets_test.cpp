@@ -27,10 +27,39 @@ TEST(PresetFile, ValidPresetParses) {
   EXPECT_EQ(p.comments[0], " provenance");
 }
 
-TEST(PresetFile, CrlfAndMissingFinalNewlineAccepted) {
-  PresetParse p = parse_preset("SG_A=1\r\nSG_W=2", manifest());
+TEST(PresetFile, MissingFinalNewlineAcceptedCrRefused) {
+  PresetParse p = parse_preset("SG_A=1\nSG_W=2", manifest());
   ASSERT_TRUE(p.ok()) << p.errors.front();
-  EXPECT_EQ(p.config.at("W"), "2");  // not "2\r"
+  EXPECT_EQ(p.config.at("W"), "2");
+  EXPECT_NE(first_error("SG_A=1\r\nSG_W=2").find("line 1: contains a carriage return"),
+            std::string::npos);
+}
+
+// The strictest rules of the controller's and the trainer's former parsers, now one
+// (common/preset): each names its line.
+TEST(PresetFile, WhitespaceAroundALineAndIndentedCommentsAreRefused) {
+  EXPECT_NE(first_error("SG_A=1\nSG_W=2 \n").find("line 2: trailing whitespace"),
+            std::string::npos);
+  EXPECT_NE(first_error("# ok\n  # indented\n").find("line 2: leading whitespace"),
+            std::string::npos);
+  EXPECT_NE(first_error("\tSG_A=1\n").find("line 1: leading whitespace"), std::string::npos);
+  EXPECT_NE(first_error("# note \n").find("line 1: trailing whitespace"), std::string::npos);
+  EXPECT_NE(first_error(std::string("# a\0b\n", 6)).find("line 1: contains a NUL byte"),
+            std::string::npos);
+}
+
+TEST(PresetSyntax, Utf8ValidatorRefusesOverlongSurrogatesAndBeyondU10ffff) {
+  using preset::valid_utf8;
+  for (const char* bad :
+       {"\xc0\x80", "\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80", "\xed\xbf\xbf", "\xf0\x80\x80\x80",
+        "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\x80", "\xc3", "\xe2\x82", "\xff"}) {
+    EXPECT_FALSE(valid_utf8(bad)) << "accepted " << ::testing::PrintToString(std::string(bad));
+  }
+  for (const char* good : {"caf\xc3\xa9", "\xe2\x82\xac", "\xed\x9f\xbf", "\xee\x80\x80",
+                           "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf", "plain"}) {
+    EXPECT_TRUE(valid_utf8(good)) << "refused " << ::testing::PrintToString(std::string(good));
+  }
+  EXPECT_NE(first_error("# \xed\xa0\x80\n").find("line 1: is not valid UTF-8"), std::string::npos);
 }
 
 TEST(PresetFile, DefaultValuesAreAllowedEvenForUnavailableSwitches) {

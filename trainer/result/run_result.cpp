@@ -77,22 +77,27 @@ nlohmann::json to_json(const RunResult& r) {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  // Every failure removes the temp: nothing half-written is left beside PATH.
+  auto fail = [&](const std::string& what) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(what + ": " + why);
+  };
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       ::close(fd);
-      throw std::runtime_error("write failed on " + tmp + ": " + std::strerror(errno));
+      fail("write failed on " + tmp);
     }
     done += static_cast<size_t>(n);
   }
   ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
+  if (::close(fd) != 0) fail("cannot close " + tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to " + path);
 }
 
 void write_heartbeat(const std::string& path, int64_t step) {

@@ -78,6 +78,13 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   rt.world_size = rt.launch.world_size;
   rt.local_rank = rt.launch.local_rank;
   if (threads < 1) throw BadInputError("--threads must be >= 1");
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int host_cpus = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
+  if (host_cpus > 0 && threads > host_cpus) {
+    throw BadInputError("--threads " + std::to_string(threads) + " is more than the " +
+                        std::to_string(host_cpus) + " CPUs this process may run on");
+  }
   rt.threads = threads;
   // Before any CUDA initialisation: cuBLAS determinism and allocator settings.
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);

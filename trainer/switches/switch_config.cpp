@@ -1,11 +1,11 @@
 // Switch resolution and validation (see switch_config.hpp).
 #include "trainer/switches/switch_config.hpp"
 
+#include "common/preset/preset_syntax.hpp"
 #include "kernels/registry/families.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/switches/switch_table.hpp"
 
-#include <fstream>
 #include <optional>
 
 extern char** environ;
@@ -20,13 +20,6 @@ struct Source {
   std::string value;
   std::string where;  // "environment" or "preset FILE:LINE"
 };
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  const auto e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
 
 // Empty when value is in the switch's domain; otherwise why not.
 std::string domain_error(const SwitchSpec& spec, const std::string& value) {
@@ -87,30 +80,23 @@ void check_entry(const std::string& key, const std::string& value, const std::st
 }  // namespace
 
 std::vector<PresetEntry> read_preset(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw BadInputError("preset " + path + ": cannot open");
+  std::string text;
+  if (std::string why = sg::preset::read_file(path, &text); !why.empty()) {
+    throw BadInputError("preset " + path + ": " + why);
+  }
+  const sg::preset::Syntax syntax = sg::preset::parse_syntax(text);
+  if (!syntax.ok()) {
+    std::string all;  // "preset FILE:LINE: why", as for the switch errors below
+    for (const auto& e : syntax.errors) {
+      all += (all.empty() ? "preset " : "; preset ") + path +
+             (e.line > 0 ? ":" + std::to_string(e.line) : "") + ": " + e.why;
+    }
+    throw BadInputError(all);
+  }
   std::vector<PresetEntry> entries;
-  std::string raw;
-  int line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    const std::string text = trim(raw);
-    if (text.empty() || text[0] == '#') continue;
-    const std::string where = "preset " + path + ":" + std::to_string(line);
-    const auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0) throw BadInputError(where + ": expected SG_NAME=value, got '" + text + "'");
-    const std::string key = text.substr(0, eq);
-    const std::string value = text.substr(eq + 1);
-    for (char c : key) {
-      if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) {
-        throw BadInputError(where + ": bad variable name '" + key + "'");
-      }
-    }
-    for (const auto& e : entries) {
-      if (e.key == key) throw BadInputError(where + ": " + key + " already set on line " + std::to_string(e.line));
-    }
-    check_entry(key, value, where);
-    entries.push_back({key, value, line});
+  for (const auto& e : syntax.entries) {
+    check_entry(e.key, e.value, "preset " + path + ":" + std::to_string(e.line));
+    entries.push_back({e.key, e.value, e.line});
   }
   return entries;
 }

@@ -36,6 +36,11 @@ FAKE_LUCKY_ONCE=SWITCH=VALUE:FACTOR:MARKER multiplies the samples/s of the first
 only (MARKER, a file, records that it happened): one lucky unpaired measurement;
 FAKE_TARGET_DRIFT=SWITCH=VALUE changes the loss bits of runs at micro-batch 32 or more that
 set it (bitwise at the campaign's micro-batch, not at the target).
+Results that lie or are hostile (tests/agent/result_check_test.cpp): FAKE_FAULT = lie_seed
+(reports seed + 1) | nan_ok (status ok, last loss NaN) | deep (nested 100,000 deep) |
+huge (17 MiB) | long_string (a 100 KiB string) | deep_heartbeat; FAKE_RESULT_PATCH = a JSON
+object merged into an ok result, dotted keys reaching into objects and lists
+("memory.peak_allocated_bytes"), null deleting the key.
 """
 import hashlib
 import json
@@ -226,7 +231,9 @@ def run(argv):
     sleep = float(os.environ.get("FAKE_STEP_SLEEP", "0"))
 
     def heartbeat(step):
-        if hb:
+        if hb and fault == "deep_heartbeat":
+            atomic_write(hb, "[" * 30000 + "]" * 30000)
+        elif hb:
             atomic_write(hb, json.dumps({"pid": os.getpid(), "step": step, "time": time.time()}))
 
     heartbeat(-1)
@@ -336,9 +343,10 @@ def run(argv):
         sys.stderr.write("RuntimeError: CUDA out of memory (peak %.1f GiB > %s GiB)\n" % (peak / GiB, device_gib))
         atomic_write(result, json.dumps({"protocol": 1, "status": "oom", "error": "CUDA out of memory"}))
         sys.exit(3)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
     ev = f32(loss - 0.01)
     out = {"protocol": 1, "status": "ok", "error": "", "workload": a["--workload"], "size": a["--size"],
-           "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": 1,
+           "seed": seed, "steps": steps, "micro_batch": mb, "grad_accum": ga, "world_size": world,
            "switches": {"SG_" + k: v for k, v in cfg.items()}, "step_records": records,
            "param_digest": pd, "optimizer_digest": od, "eval_loss": ev, "eval_loss_bits": bits(ev),
            "samples_per_s": speed, "tokens_per_s": speed * 48, "steady_state_steps": max(0, steps - 2),
@@ -347,8 +355,11 @@ def run(argv):
                       "breakdown": bd},
            "fingerprint": {"device": "cpu", "device_name": "fake", "sm_count": 0, "driver": "", "cuda": "",
                            "cudnn": "", "nccl": "", "torch": "none", "git_sha": "fake",
-                           "threads": int(a["--threads"]), "deterministic": True, "world_size": 1}}
+                           "threads": int(a["--threads"]), "deterministic": True, "world_size": world}}
+    patch_result(out, fault)
     text = json.dumps(out)
+    if fault == "deep":
+        text = text[:-1] + ', "extra": ' + "[" * 100000 + "]" * 100000 + "}"
     if fault == "no_result":
         sys.exit(0)
     if fault == "empty":
@@ -367,6 +378,30 @@ def run(argv):
         text = json.dumps(out)
     atomic_write(result, text)
     sys.exit(0)
+
+
+def patch_result(out, fault):
+    """FAKE_FAULT's lies and FAKE_RESULT_PATCH applied to an ok result."""
+    if fault == "lie_seed":
+        out["seed"] += 1
+    if fault == "nan_ok":
+        out["step_records"][-1]["loss"] = None
+        out["step_records"][-1]["loss_bits"] = "7fc00000"
+    if fault == "huge":
+        out["extra"] = {"pad": ["x" * 60000] * 300}
+    if fault == "long_string":
+        out["error"] = "e" * (100 << 10)
+    for key, value in json.loads(os.environ.get("FAKE_RESULT_PATCH", "{}")).items():
+        *parents, last = key.split(".")
+        obj = out
+        for p in parents:
+            obj = obj[int(p)] if isinstance(obj, list) else obj[p]
+        if isinstance(obj, list):
+            obj[int(last)] = value
+        elif value is None:
+            obj.pop(last, None)
+        else:
+            obj[last] = value
 
 
 def kernel_trial(argv):
