@@ -1,4 +1,5 @@
 #include "agent/nightly/nightly_outputs.hpp"
+#include "agent/gate/speed_stats.hpp"
 
 #include <fmt/format.h>
 
@@ -53,10 +54,10 @@ std::string render_nightly_preset(const NightContext& night, const std::string& 
                   night.campaign.created_at),
       fmt::format("trial ids: {}", join_ids(e.trial_ids)),
       fmt::format("fingerprint: {}", night.fingerprint_hash.empty() ? "unknown" : night.fingerprint_hash),
-      fmt::format("speedup: {:.3f}x +- {:.3f} (paired ABAB repeats vs the baseline, {} steps)", e.speedup,
-                  e.speedup_spread, e.steps),
-      fmt::format("campaign speedup: {:.3f}x +- {:.3f} (the same; what `speedgate nightly` re-verifies)", e.speedup,
-                  e.speedup_spread),
+      fmt::format("speedup: {} (paired ABAB repeats vs the baseline, {} steps)",
+                  speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs), e.steps),
+      fmt::format("campaign speedup: {} (the same; what `speedgate nightly` re-verifies)",
+                  speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs)),
       fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
                   format_gib(e.projected_peak_bytes), opts.value("target_micro_batch", 0),
                   opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(budget_bytes)),

@@ -88,14 +88,17 @@ std::string use_line(const Provenance& p, const std::string& path) {
 struct Headline {
   double speedup = 0, spread = 0;
   std::string basis;
+  std::string figure;  // the speedup with its interval (gate/speed_stats.hpp)
 };
 
 Headline headline(const EvaluationRow& e, const TargetRank& r) {
   if (r.basis == TargetRank::Basis::finals) {
     return {r.speedup, r.spread,
-            fmt::format("paired finals at the target micro-batch {}, {} rounds", r.target_micro_batch, r.rounds)};
+            fmt::format("paired finals at the target micro-batch {}, {} rounds", r.target_micro_batch, r.rounds),
+            speed_text(r.speedup, r.lo, r.hi, r.rounds)};
   }
-  return {e.speedup, e.speedup_spread, fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps)};
+  return {e.speedup, e.speedup_spread, fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps),
+          speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs)};
 }
 
 }  // namespace
@@ -152,6 +155,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   }
   std::map<std::string, TargetRank> chosen_ranks;  // per written preset: what chose it
   std::map<std::string, std::string> headline_basis;  // per written preset: where its figure comes from
+  std::map<std::string, std::string> headline_figure;  // per written preset: the figure with its interval
   for (const auto& [name, bytes] : budgets) {
     const auto ranks = rankings.for_budget(name);
     auto pick = pick_for_budget(rankings.ranked(pts, ranks), static_cast<double>(bytes));
@@ -183,10 +187,10 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
         fmt::format("campaign: {} ({} {}, started {})", camp->id, camp->workload, camp->size, camp->created_at),
         fmt::format("trial ids: {}", join_ids(e.trial_ids)),
         fmt::format("fingerprint: {}", fp_text),
-        fmt::format("speedup: {:.3f}x +- {:.3f} ({})", head.speedup, head.spread, head.basis),
-        fmt::format("campaign speedup: {:.3f}x +- {:.3f} (paired ABAB repeats vs the baseline, {} steps; what "
+        fmt::format("speedup: {} ({})", head.figure, head.basis),
+        fmt::format("campaign speedup: {} (paired ABAB repeats vs the baseline, {} steps; what "
                     "`speedgate nightly` re-verifies)",
-                    e.speedup, e.speedup_spread, e.steps),
+                    speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs), e.steps),
         fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
                     format_gib(e.projected_peak_bytes), rankings.target_micro_batch(),
                     opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(static_cast<double>(bytes))),
@@ -224,6 +228,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     row.trial_ids = e.trial_ids;
     preset_rows.push_back(row);
     headline_basis[name] = head.basis;
+    headline_figure[name] = head.figure;
     entry.update({{"written", true}, {"path", path}, {"config", json(cfg)}, {"speedup", head.speedup},
                   {"spread", head.spread}, {"speedup_basis", head.basis}, {"campaign_speedup", e.speedup}, {"projected_peak_bytes", e.projected_peak_bytes},
                   {"trial_ids", e.trial_ids}, {"evaluation_id", e.id}, {"rank_speedup", rank.speedup},
@@ -250,14 +255,15 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   md += "## Presets\n\n| file | budget | switches | speedup | where the figure comes from | projected peak | trials |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& p : preset_rows) {
-    md += fmt::format("| `{}.env` | {} | `{}` | {:.3f}x ± {:.3f} | {} | {} | {} |\n", p.name, format_gib(p.budget_bytes),
-                      p.config_key.empty() ? "(defaults)" : p.config_key, p.speedup, p.speedup_spread,
+    md += fmt::format("| `{}.env` | {} | `{}` | {} | {} | {} | {} |\n", p.name, format_gib(p.budget_bytes),
+                      p.config_key.empty() ? "(defaults)" : p.config_key, headline_figure.at(p.name),
                       headline_basis.at(p.name), format_gib(p.projected_peak_bytes), join_ids(p.trial_ids));
   }
   md += fmt::format("\nThe speedup is each preset's one headline figure, the same in its header (`# speedup:`), "
                     "`speedgate report`, the dashboard and the API: the paired speedup at the target micro-batch "
                     "{} (the `finals` strategy) where the campaign measured one, else the paired ABAB speedup at "
-                    "the campaign's micro-batch; ± is half the range of the paired ratios.\n",
+                    "the campaign's micro-batch; the bracket is its one-sided 95 % interval (docs/controller.md, "
+                    "\"Speed verdicts\").\n",
                     rankings.target_micro_batch());
   if (ranked_at_target) {
     md += "Presets were chosen by throughput at the target micro-batch where the campaign measured it there "
@@ -273,8 +279,8 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
                     use_line(prov, (std::filesystem::path(out_dir) / "fast.env").string()));
   md += "## Switches\n\n"
         "Own gain: the switch alone against the baseline (its single-switch evaluation: the screen, or its "
-        "confirmation at the full step budget when it had one), paired ABAB, ± half the range of the paired "
-        "ratios. A preset's figure is its combination's, not the sum of these.\n\n"
+        "confirmation at the full step budget when it had one), paired ABAB, with its one-sided 95 % "
+        "interval. A preset's figure is its combination's, not the sum of these.\n\n"
         "| switch | env | default | what it does | class | keeps training bitwise identical | own gain |\n"
         "|---|---|---|---|---|---|---|\n";
   for (const auto& s : manifest.switches) {
@@ -284,7 +290,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     } else if (const EvaluationRow* e = own_effect(evals, manifest, s.name, full_steps)) {
       const std::string where = fmt::format("`{}`, {} steps, evaluation {}", e->config_key, e->steps, e->id);
       measured = e->disposition == Disposition::accepted && e->speedup > 0
-                     ? fmt::format("{:.3f}x ± {:.3f} ({})", e->speedup, e->speedup_spread, where)
+                     ? fmt::format("{} ({})", speed_text(e->speedup, e->speedup_lo, e->speedup_hi, e->pairs), where)
                      : fmt::format("{}: {} ({})", to_string(e->disposition), e->reason, where);
     }
     std::string bitwise = s.bitwise() ? (deterministic ? "yes" : "yes by class (not verified: non-deterministic run)")

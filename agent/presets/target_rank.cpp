@@ -1,6 +1,8 @@
 // Preset ranking at the target micro-batch (see target_rank.hpp).
 #include "agent/presets/target_rank.hpp"
 
+#include "agent/gate/speed_stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -39,8 +41,8 @@ int resolved_target(const CampaignRow& camp) {
 std::string TargetRank::describe() const {
   switch (basis) {
     case Basis::finals:
-      return fmt::format("{:.3f}x +- {:.3f} the baseline's samples/s at micro-batch {} (paired finals, {} rounds)",
-                         speedup, spread, target_micro_batch, rounds);
+      return fmt::format("{} against the baseline at micro-batch {} (paired finals, {} rounds)",
+                         speed_text(speedup, lo, hi, rounds), target_micro_batch, rounds);
     case Basis::probe:
       return fmt::format("{:.3f}x the baseline's samples/s at micro-batch {} (memory probes)", speedup,
                          target_micro_batch);
@@ -90,7 +92,8 @@ std::map<std::int64_t, TargetRank> TargetRanks::for_budget(const std::string& bu
   bool finals = false;
   for (const auto& f : finals_) {
     if (f.budget_name != budget || f.disposition != Disposition::accepted) continue;
-    out[f.evaluation_id] = {f.speedup, f.speedup_spread, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
+    out[f.evaluation_id] = {f.speedup, f.speedup_spread, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds,
+                            f.speedup_lo, f.speedup_hi};
     if (!finals && baseline_id_) out[baseline_id_] = {1.0, 0.0, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
     finals = true;
   }

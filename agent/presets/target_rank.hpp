@@ -18,6 +18,7 @@
 //    them must not outrank a paired measurement. A finalist that was not bitwise the
 //    baseline at the target (finals row gate_failed) is excluded from every budget.
 #pragma once
+#include <cmath>
 
 #include "agent/search/pareto.hpp"
 #include "agent/store/store.hpp"
@@ -38,6 +39,7 @@ struct TargetRank {
   int tier = 0;        // 1 for a budget's finalists and its baseline; compared before speedup
   int target_micro_batch = 0;
   int rounds = 0;      // finals
+  double lo = std::nan(""), hi = std::nan("");  // finals: the one-sided 95 % bounds
   bool measured_at_target() const { return basis != Basis::campaign; }
   std::string describe() const;  // the preset header's "ranked at the target" text
 };

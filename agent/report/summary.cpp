@@ -7,6 +7,7 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/units.hpp"
+#include "agent/gate/speed_stats.hpp"
 #include "agent/manifest/config.hpp"
 #include "agent/store/store.hpp"
 
@@ -122,9 +123,13 @@ namespace {
 
 constexpr std::size_t kWidth = 100;
 
-std::string speed_text(const json& speedup, const json& spread) {
-  if (!speedup.is_number() || std::isnan(speedup.get<double>())) return "not paired";
-  return fmt::format("{:.3f}x ± {:.3f}", speedup.get<double>(), spread.is_number() ? spread.get<double>() : 0.0);
+// A JSON row's speedup with its interval; "not paired" without a speedup.
+std::string speed_of(const json& row) {
+  const auto num = [&](const char* k) {
+    return row.contains(k) && row[k].is_number() ? row[k].get<double>() : std::nan("");
+  };
+  return speed_text(num("speedup"), num("speedup_lo"), num("speedup_hi"),
+                    row.contains("pairs") ? row["pairs"].get<int>() : row.value("rounds", 0));
 }
 
 }  // namespace
@@ -151,14 +156,28 @@ std::string format_summary(const json& s) {
   out += "\n";
   for (const auto& e : s["evaluations"]) {
     out += fmt::format("    {:<14} @{:<3} {:<18} {:>10}{}\n", e["disposition"].get<std::string>(), e["steps"].get<int>(),
-                       speed_text(e["speedup"], e["spread"]),
+                       speed_of(e),
                        e["projected_peak_bytes"].is_null() ? std::string("not probed")
                                                            : format_gib(e["projected_peak_bytes"].get<double>()),
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
     out += wrap_config_key(e["config_key"].get<std::string>(), 6, kWidth);
   }
+  for (const auto& n : s["host_noise"]) {
+    out += fmt::format("  host noise at {} steps: A/A {:.2f} % a pair over {} pairs; smallest detectable speedup "
+                       "{:.3f}x at {} pairs{}\n",
+                       n["steps"].get<int>(), 100 * n["sd_log_ratio"].get<double>(), n["pairs"].get<int>(),
+                       n["detectable_speedup"].get<double>(), n["max_repeats"].get<int>(),
+                       n["resolution"].get<double>() > n["min_effect"].get<double>()
+                           ? fmt::format(" (the {:.1f} % minimum effect is below it)", 100 * n["min_effect"].get<double>())
+                           : "");
+  }
+  for (const auto& b : s["rounding_bands"]) {
+    out += fmt::format("  rounding band at {} steps (--perturb {:.3g}): loss-curve RMS {:.3g} (seed band {:.3g})\n",
+                       b["steps"].get<int>(), b["perturb_eps"].get<double>(), b["curve_rms"].get<double>(),
+                       b["seed_curve_rms"].get<double>());
+  }
   if (!s["best"].is_null()) {
-    out += fmt::format("  best: {}\n", speed_text(s["best"]["speedup"], s["best"]["spread"]));
+    out += fmt::format("  best: {}\n", speed_of(s["best"]));
     out += wrap_config_key(s["best"]["config_key"].get<std::string>(), 4, kWidth);
   }
   if (!s["finals"].empty()) out += "  finals (paired at the target micro-batch):\n";
@@ -166,13 +185,13 @@ std::string format_summary(const json& s) {
     out += fmt::format("    {:<10} {:<14} @mb{:<3} ", f["budget"].get<std::string>(), f["disposition"].get<std::string>(),
                        f["micro_batch"].get<int>());
     out += f["disposition"] == "accepted"
-               ? fmt::format("{} ({} rounds)\n", speed_text(f["speedup"], f["spread"]), f["rounds"].get<int>())
+               ? fmt::format("{} ({} rounds)\n", speed_of(f), f["rounds"].get<int>())
                : f["reason"].get<std::string>() + "\n";
     out += wrap_config_key(f["config_key"].get<std::string>(), 6, kWidth);
   }
   for (const auto& p : s["presets"]) {
     out += fmt::format("  preset {}: {} {}\n", p["name"].get<std::string>(), p["path"].get<std::string>(),
-                       speed_text(p["speedup"], p["spread"]));
+                       speed_of(p));
     out += wrap_config_key(p["config_key"].get<std::string>(), 4, kWidth);
   }
   return out;

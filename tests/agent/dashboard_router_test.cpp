@@ -371,15 +371,10 @@ TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
   EXPECT_TRUE(ev.at("evaluation").at("speedup_lo").is_null());
   EXPECT_EQ(r.handle("GET", "/api/v1/evaluations/99999/evidence").status, 404);
 
-  // The same evaluation once the schema records paired intervals and pairs.
+  // The same evaluation once its interval and pairs are recorded (schema 6).
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("ALTER TABLE evaluations ADD COLUMN speedup_lo REAL; ALTER TABLE evaluations ADD COLUMN speedup_hi REAL; "
-            "ALTER TABLE evaluations ADD COLUMN pairs INTEGER");
     db.exec("UPDATE evaluations SET speedup_lo = 1.1, speedup_hi = 1.6, pairs = 2 WHERE id = " + std::to_string(eval_id));
-    db.exec("CREATE TABLE speed_pairs (id INTEGER PRIMARY KEY, campaign_id INTEGER, evaluation_id INTEGER, "
-            "config_key TEXT, steps INTEGER, pair_index INTEGER, base_trial_id INTEGER, cand_trial_id INTEGER, "
-            "base_step_s REAL, cand_step_s REAL, log_ratio REAL)");
     db.exec("INSERT INTO speed_pairs (campaign_id, evaluation_id, config_key, steps, pair_index, base_trial_id, "
             "cand_trial_id, base_step_s, cand_step_s, log_ratio) VALUES (2, " + std::to_string(eval_id) +
             ", 'A=1', 3, 0, 1, 2, 0.2, 0.1, " + std::to_string(std::log(2.0)) + ")");

@@ -26,7 +26,7 @@ TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
   std::string dir = test::make_temp_dir("real_lm");
   auto r = test::run_speedgate({"tune", "--workload", "lm", "--size", "tiny", "--db", "results/sg.db", "--trainer",
                                 lm_trainer(), "--steps", "2", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--plan", "screen", "--budget-trials", "8",
+                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0", "--plan", "screen", "--budget-trials", "8",
                                 "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;

@@ -29,7 +29,7 @@ TEST(RealTrainer, TinyCampaignEmitsPresets) {
   std::string dir = test::make_temp_dir("real");
   auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
                                 real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--plan", "screen", "--budget-trials", "8",
+                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0", "--plan", "screen", "--budget-trials", "8",
                                 "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;

@@ -138,7 +138,8 @@ TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
   auto r = test::run_speedgate({"tune", "--executor", "slurm", "--slurm-gpus-per-rank", "0", "--shared-dir", shared,
                                 "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
                                 real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "1", "--plan", "screen", "--budget-trials", "6",
+                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0",
+                                "--plan", "screen", "--budget-trials", "6",
                                 "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;
