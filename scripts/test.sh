@@ -6,5 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/install-deps.sh" --test
+# transformers + accelerate (pinned, PyPI) for the Hugging Face Trainer example's tests
+bash "$root/scripts/hf-venv.sh"
 bash "$root/scripts/build.sh" -DSPEEDGATE_BUILD_TESTS=ON
 ctest --test-dir "${BUILD_DIR:-$root/build}" -LE gpu --output-on-failure -j"${JOBS:-$(nproc)}"

@@ -15,7 +15,7 @@ namespace {
 
 // Each evaluation's pairs as (baseline, candidate) steady-state step seconds.
 std::vector<std::vector<SpeedPair>> recording(const std::string& name) {
-  std::ifstream in(std::string(SPEEDGATE_TEST_DATA_DIR) + "/speed_pairs/" + name);
+  std::ifstream in(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/speed_pairs/" + name);
   const auto j = nlohmann::json::parse(in);
   std::vector<std::vector<SpeedPair>> out;
   for (const auto& ev : j.at("evaluations")) {

@@ -38,8 +38,9 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   ASSERT_EQ(tune.exit_code, 0) << run_command("tail -40 " + log).out;
   const auto report = run_command(bin("speedgate") + " report --json --db " + db);
   ASSERT_EQ(report.exit_code, 0) << report.out;
+  const auto summary = nlohmann::json::parse(report.out);
   std::map<std::string, nlohmann::json> by_config;
-  for (const auto& e : nlohmann::json::parse(report.out).at("evaluations")) {
+  for (const auto& e : summary.at("evaluations")) {
     by_config[e.at("config_key").get<std::string>()] = e;
   }
   const auto verdict = [&](const std::string& key) -> nlohmann::json {
@@ -75,7 +76,6 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
     EXPECT_EQ(verdict(key).at("gate_class"), "bitwise") << key;
   }
   // The campaign measured the host's noise and both bands.
-  const auto summary = nlohmann::json::parse(report.out);
   ASSERT_TRUE(summary.contains("host_noise")) << report.out.substr(0, 2000);
   EXPECT_FALSE(summary.at("host_noise").empty());
   EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 
 const std::vector<std::pair<std::string, std::string>> kBudgetRewrites = {
     {"tune --workload wam --size tiny --budget-minutes 10",
-     "tune --workload wam --size tiny --budget-trials 8"},
+     "tune --workload wam --size tiny --budget-trials 24 --noise-pairs 2"},
     {"tune --workload lm --size tiny --budget-minutes 10",
-     "tune --workload lm --size tiny --budget-trials 6"},
+     "tune --workload lm --size tiny --budget-trials 20 --noise-pairs 2"},
     {"nightly --budget-minutes 60", "nightly --budget-minutes 0.5"},
 };
 
