@@ -49,11 +49,12 @@ inline TrialRequest fake_trial_request(const std::string& dir) {
 
 // `speedgate tune` of the fake trainer on wam/tiny: the screen plan, 3 steps, two seeds.
 inline std::vector<std::string> fake_tune_args(int repeats = 1) {
-  return {"tune",     "--workload",     "wam",    "--size",       "tiny",
-          "--db",     "sg.db",          "--trainer", fake_trainer(), "--steps",
-          "3",        "--screen-steps", "3",      "--seeds",      "0,1000",
-          "--repeats", std::to_string(repeats), "--plan", "screen", "--target-micro-batch",
-          "32",       "--memory-budget", "fast=141GiB"};
+  // clang-format off
+  return {"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db",
+          "--trainer", fake_trainer(), "--steps", "3", "--screen-steps", "3",
+          "--seeds", "0,1000", "--repeats", std::to_string(repeats), "--plan", "screen",
+          "--target-micro-batch", "32", "--memory-budget", "fast=141GiB"};
+  // clang-format on
 }
 
 struct CliRun {
