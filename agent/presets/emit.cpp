@@ -10,6 +10,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
+#include "agent/gate/speed_stats.hpp"
 #include "agent/manifest/kernel_params.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"

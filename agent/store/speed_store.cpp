@@ -11,6 +11,18 @@ namespace {
 
 constexpr int kSpeedSchema = 6;
 
+// The rows of `q`, each filled from the current step by `fill(row)`.
+template <class Row, class Fill>
+std::vector<Row> read_rows(SQLite::Statement& q, Fill fill) {
+  std::vector<Row> out;
+  while (q.executeStep()) {
+    Row r;
+    fill(r);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 void insert_pair(SQLite::Statement& st, const SpeedPairRow& r, std::int64_t campaign_id,
                  std::int64_t evaluation_id) {
   st.reset();
@@ -65,9 +77,7 @@ std::vector<SpeedPairRow> Store::speed_pairs(std::int64_t campaign_id, std::int6
                                 " ORDER BY steps, pair_index");
   q.bind(1, campaign_id);
   if (evaluation_id) q.bind(2, evaluation_id);
-  std::vector<SpeedPairRow> out;
-  while (q.executeStep()) {
-    SpeedPairRow r;
+  return read_rows<SpeedPairRow>(q, [&](SpeedPairRow& r) {
     r.campaign_id = q.getColumn(0).getInt64();
     r.evaluation_id = q.getColumn(1).isNull() ? 0 : q.getColumn(1).getInt64();
     r.config_key = q.getColumn(2).getString();
@@ -78,9 +88,7 @@ std::vector<SpeedPairRow> Store::speed_pairs(std::int64_t campaign_id, std::int6
     r.base_step_s = column_real(q.getColumn(7));
     r.cand_step_s = column_real(q.getColumn(8));
     r.log_ratio = column_real(q.getColumn(9));
-    out.push_back(std::move(r));
-  }
-  return out;
+  });
 }
 
 void Store::set_host_noise(const HostNoiseRow& r) {
@@ -108,9 +116,7 @@ std::vector<HostNoiseRow> Store::host_noise(std::int64_t campaign_id) {
       "SELECT campaign_id, steps, micro_batch, pairs, sd_log_ratio, mean_log_ratio, detectable_speedup, "
       "resolution, min_effect, max_repeats FROM host_noise WHERE campaign_id = ? ORDER BY steps");
   q.bind(1, campaign_id);
-  std::vector<HostNoiseRow> out;
-  while (q.executeStep()) {
-    HostNoiseRow r;
+  return read_rows<HostNoiseRow>(q, [&](HostNoiseRow& r) {
     r.campaign_id = q.getColumn(0).getInt64();
     r.steps = q.getColumn(1).getInt();
     r.micro_batch = q.getColumn(2).getInt();
@@ -121,9 +127,7 @@ std::vector<HostNoiseRow> Store::host_noise(std::int64_t campaign_id) {
     r.resolution = column_real(q.getColumn(7));
     r.min_effect = column_real(q.getColumn(8));
     r.max_repeats = q.getColumn(9).getInt();
-    out.push_back(r);
-  }
-  return out;
+  });
 }
 
 void Store::set_rounding_band(const RoundingBandRow& r) {
@@ -150,9 +154,7 @@ std::vector<RoundingBandRow> Store::rounding_bands(std::int64_t campaign_id) {
       "SELECT campaign_id, steps, perturb_eps, seeds, curve_rms, eval_loss_abs, grad_norm_log, seed_curve_rms, "
       "trial_ids_json FROM rounding_bands WHERE campaign_id = ? ORDER BY steps");
   q.bind(1, campaign_id);
-  std::vector<RoundingBandRow> out;
-  while (q.executeStep()) {
-    RoundingBandRow r;
+  return read_rows<RoundingBandRow>(q, [&](RoundingBandRow& r) {
     r.campaign_id = q.getColumn(0).getInt64();
     r.steps = q.getColumn(1).getInt();
     r.perturb_eps = column_real(q.getColumn(2));
@@ -167,9 +169,7 @@ std::vector<RoundingBandRow> Store::rounding_bands(std::int64_t campaign_id) {
         if (v.is_number_integer()) r.trial_ids.push_back(v.get<std::int64_t>());
       }
     }
-    out.push_back(std::move(r));
-  }
-  return out;
+  });
 }
 
 }  // namespace sg::agent

@@ -12,14 +12,12 @@ at every horizon in --steps, with the gate's metrics: loss-curve RMS, |eval loss
         --workload wam --size tiny --steps 8,32 --switch VAE_CHANNELS_LAST=1
 """
 import argparse
-import json
 import math
 import os
-import shlex
 import struct
-import subprocess
-import sys
 import tempfile
+
+from trainer_runs import run_trainer
 
 
 def f32(bits):
@@ -27,20 +25,9 @@ def f32(bits):
 
 
 def run(trainer, args, env_extra, result):
-    cmd = shlex.split(trainer) + ["run", "--workload", args.workload, "--size", args.size,
-                                  "--steps", str(env_extra.pop("__steps")), "--seed", str(env_extra.pop("__seed")),
-                                  "--micro-batch", str(args.micro_batch), "--grad-accum", "1",
-                                  "--threads", str(args.threads), "--result", result]
+    steps, seed = env_extra.pop("__steps"), env_extra.pop("__seed")
     perturb = env_extra.pop("__perturb", 0)
-    if perturb:
-        cmd += ["--perturb", repr(perturb)]
-    env = dict(os.environ)
-    env.update(env_extra)
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit(f"calibrate: {' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
-    with open(result) as f:
-        return json.load(f)
+    return run_trainer("calibrate", trainer, args, steps, seed, env_extra, result, perturb)
 
 
 def deviation(a, b):

@@ -13,11 +13,11 @@ import json
 import multiprocessing
 import os
 import platform
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
+
+from trainer_runs import run_trainer
 
 
 def busy(stop):
@@ -27,17 +27,8 @@ def busy(stop):
 
 
 def run_once(args, env_extra, result):
-    cmd = shlex.split(args.trainer) + ["run", "--workload", args.workload, "--size", args.size,
-                                       "--steps", str(args.steps), "--seed", "0", "--micro-batch",
-                                       str(args.micro_batch), "--grad-accum", "1", "--threads",
-                                       str(args.threads), "--result", result]
-    env = dict(os.environ)
-    env.update(env_extra)
-    p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.exit(f"record_pairs: {' '.join(cmd)} exited {p.returncode}: {p.stderr[-2000:]}")
-    with open(result) as f:
-        return [s["seconds"] for s in json.load(f)["step_records"]]
+    r = run_trainer("record_pairs", args.trainer, args, args.steps, 0, env_extra, result)
+    return [s["seconds"] for s in r["step_records"]]
 
 
 def main():

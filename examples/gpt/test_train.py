@@ -6,58 +6,32 @@ schemas/. CPU, Debian's python3-torch or torch 2.x:
     python3 -m unittest discover -s examples/gpt -p "test_train.py"
 """
 
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "train.py")
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python", "tests")]
 import schema_check  # noqa: E402
+import trainer_test_util  # noqa: E402
 import train  # noqa: E402
 
 
-def env(**switches):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SG_")}
-    e.update(switches)
-    return e
-
-
-class GptTest(unittest.TestCase):
-    runs = {}
+class GptTest(trainer_test_util.CachedRunCase):
+    TRAIN = TRAIN
+    tmp_prefix = "sg_gpt_test_"
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sg_gpt_test_")
-        proc = subprocess.run([sys.executable, TRAIN, "describe", "--json"], env=env(),
-                              stdout=subprocess.PIPE, text=True, check=True)
-        cls.manifest = json.loads(proc.stdout)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().setUpClass()
+        cls.manifest = trainer_test_util.describe(TRAIN)
 
     def run_gpt(self, micro_batch=4, grad_accum=1, expect=0, **switches):
-        key = (micro_batch, grad_accum, tuple(sorted(switches.items())))
-        if key in self.runs:
-            return self.runs[key]
-        path = os.path.join(self.tmp, "%d.json" % len(self.runs))
-        proc = subprocess.run([sys.executable, TRAIN, "run", "--workload", "gpt", "--size", "tiny",
-                               "--steps", "3", "--seed", "0", "--micro-batch", str(micro_batch),
-                               "--grad-accum", str(grad_accum), "--threads", "1", "--result", path],
-                              env=env(**switches), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, timeout=600)
-        self.assertEqual(proc.returncode, expect, proc.stderr[-2000:])
-        if expect:
-            self.assertFalse(os.path.exists(path))
-            return proc.stderr
-        with open(path, encoding="utf-8") as f:
-            self.runs[key] = json.load(f)
-        return self.runs[key]
+        return self.run_cached((micro_batch, grad_accum, tuple(sorted(switches.items()))),
+                               ["--workload", "gpt", "--size", "tiny", "--steps", "3", "--seed",
+                                "0", "--micro-batch", str(micro_batch), "--grad-accum",
+                                str(grad_accum), "--threads", "1"], expect, **switches)
 
     def test_manifest_follows_the_schema(self):
         self.assertEqual(schema_check.errors(self.manifest, "manifest.schema.json"), [])

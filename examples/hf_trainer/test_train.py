@@ -6,55 +6,31 @@ follows schemas/. Needs transformers: run with the venv of scripts/hf-venv.sh,
     .venv-hf/bin/python -m unittest discover -s examples/hf_trainer -p "test_train.py"
 """
 
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "train.py")
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "tests"))
 import schema_check  # noqa: E402
+import trainer_test_util  # noqa: E402
 
 
-def env(**switches):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SG_")}
-    e.update(switches)
-    return e
+class HfTrainerTest(trainer_test_util.CachedRunCase):
+    TRAIN = TRAIN
+    tmp_prefix = "sg_hf_test_"
 
-
-class HfTrainerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp, cls.runs = tempfile.mkdtemp(prefix="sg_hf_test_"), {}
-        proc = subprocess.run([sys.executable, TRAIN, "describe", "--json"], env=env(),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert proc.returncode == 0, proc.stderr
-        cls.manifest = json.loads(proc.stdout)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        super().setUpClass()
+        cls.manifest = trainer_test_util.describe(TRAIN)
 
     def run_hf(self, expect=0, **switches):
-        key = tuple(sorted(switches.items()))
-        if key in self.runs:
-            return self.runs[key]
-        path = os.path.join(self.tmp, "%d.json" % len(self.runs))
-        proc = subprocess.run([sys.executable, TRAIN, "run", "--workload", "lm", "--size", "tiny",
-                               "--steps", "3", "--seed", "0", "--micro-batch", "4", "--grad-accum",
-                               "1", "--threads", "1", "--result", path], env=env(**switches),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
-        self.assertEqual(proc.returncode, expect, proc.stderr[-2000:])
-        if expect:
-            self.assertFalse(os.path.exists(path))
-            return proc.stderr
-        with open(path, encoding="utf-8") as f:
-            self.runs[key] = json.load(f)
-        return self.runs[key]
+        return self.run_cached(tuple(sorted(switches.items())),
+                               ["--workload", "lm", "--size", "tiny", "--steps", "3", "--seed", "0",
+                                "--micro-batch", "4", "--grad-accum", "1", "--threads", "1"],
+                               expect, **switches)
 
     def test_manifest_and_result_follow_the_schemas(self):
         self.assertEqual(schema_check.errors(self.manifest, "manifest.schema.json"), [])

@@ -11,17 +11,16 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(HERE, "train.py")
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python", "tests")]
 import train  # noqa: E402  (the switch table and helpers; torch is imported lazily)
+import trainer_test_util  # noqa: E402
 
 PROTOCOL_RESULT_KEYS = {
     "protocol", "status", "error", "workload", "size", "seed", "steps", "micro_batch",
@@ -33,24 +32,17 @@ HEX32 = re.compile(r"[0-9a-f]{8}")
 
 
 def clean_env(**switches):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SG_")}
+    env = trainer_test_util.trainer_env()
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)
     env.update(switches)
     return env
 
 
-class AdapterTest(unittest.TestCase):
+class AdapterTest(trainer_test_util.TempDirCase):
     STEPS = 6
     _cache = {}
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sg_adapter_test_")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+    tmp_prefix = "sg_adapter_test_"
 
     def invoke(self, args, env=None):
         return subprocess.run([sys.executable, TRAIN] + args, env=env or clean_env(),
@@ -340,19 +332,17 @@ class AdapterTest(unittest.TestCase):
         self.assertExit2(self.invoke(self.run_args(), clean_env(SG_NOOP_A="1")), "SG_NOOP_A")
 
 
-class MutantsTest(unittest.TestCase):
+class MutantsTest(trainer_test_util.TempDirCase):
     """The test-only switches of SPEEDGATE_ADAPTER_MUTANTS=1 do what the gate's mutation
     suite assumes: no-ops and SKIP_REDUNDANT are bitwise, the rounding switches stay close,
     and every recipe mutant changes training."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sg_mutants_test_")
-        cls.runs = {}
+    tmp_prefix = "sg_mutants_test_"
 
     @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.runs = {}
 
     def run_with(self, switch=None):
         if switch in self.runs:

@@ -11,35 +11,25 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import schema_check  # noqa: E402
+import trainer_test_util  # noqa: E402
 
 BIN = os.environ.get("SPEEDGATE_BIN_DIR", os.path.join(REPO, "build", "bin"))
 TRAIN = os.path.join(BIN, "speedgate-train")
 
 
 def call(cmd, **env):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("SG_")}
-    e.update(env)
-    proc = subprocess.run(cmd, env=e, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=600)
-    return proc
+    return subprocess.run(cmd, env=trainer_test_util.trainer_env(**env), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
 
 
-class SchemaTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="sg_schema_test_")
-
-    @classmethod
-    def tearDownClass(cls):
-        import shutil
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class SchemaTest(trainer_test_util.TempDirCase):
+    tmp_prefix = "sg_schema_test_"
 
     def assertValid(self, document, schema):
         self.assertEqual(schema_check.errors(document, schema), [])

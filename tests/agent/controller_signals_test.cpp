@@ -31,29 +31,7 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
   void TearDown() override { fs::remove_all(dir); }
 
   std::vector<std::string> tune() const {
-    return {"tune",
-            "--workload",
-            "wam",
-            "--size",
-            "tiny",
-            "--db",
-            "sg.db",
-            "--trainer",
-            test::fake_trainer(),
-            "--steps",
-            "3",
-            "--screen-steps",
-            "3",
-            "--seeds",
-            "0,1000",
-            "--repeats",
-            "1",
-            "--plan",
-            "screen",
-            "--target-micro-batch",
-            "32",
-            "--memory-budget",
-            "fast=141GiB"};
+    return test::fake_tune_args();
   }
 
   // Starts a controller whose trainers hang ignoring SIGTERM after starting their

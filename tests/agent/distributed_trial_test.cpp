@@ -15,22 +15,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string real_trainer() {
-  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
-  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
-}
-
 struct DistributedTrial : ::testing::Test {
   std::string dir = test::make_temp_dir("dist");
   void SetUp() override {
-    if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+    if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   }
   void TearDown() override { fs::remove_all(dir); }
 
   TrialOutcome run_two_ranks(const std::string& tag) {
     LocalExecutor cpu({}, /*parallel_trials=*/1);
     TrialRequest r;
-    r.trainer = real_trainer();
+    r.trainer = test::real_trainer();
     r.workload = "wam";
     r.size = "tiny";
     r.steps = 2;

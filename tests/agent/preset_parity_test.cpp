@@ -20,31 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string real_trainer() {
-  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
-  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
-}
-
-struct TrainerRun {
-  int code = -1;
-  std::string err;
-};
-
-TrainerRun run_trainer(const std::string& dir, const std::vector<std::string>& args,
-                       const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  ProcessSpec spec;
-  spec.exe = real_trainer();
-  spec.args = args;
-  spec.env = inherited_env_without_switches();
-  for (const auto& kv : env) spec.env.push_back(kv);
-  spec.stdout_log = dir + "/.train.out";
-  spec.stderr_log = dir + "/.train.err";
-  spec.deadline = std::chrono::seconds(120);
-  ProcessOutcome p = run_process(spec);
-  TrainerRun r{p.signaled ? 128 + p.signal : p.exit_code, read_file(spec.stderr_log).value_or("")};
-  fs::remove(spec.stdout_log);
-  fs::remove(spec.stderr_log);
-  return r;
+test::CliRun run_trainer(const std::string& dir, const std::vector<std::string>& args,
+                         const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  return test::run_exe(test::real_trainer(), args, dir, env, std::chrono::seconds(120));
 }
 
 std::vector<std::string> run_args(const std::string& dir, const std::string& preset) {
@@ -95,8 +73,8 @@ TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
   std::vector<BadPreset> files = bad;
   files.push_back({"fifo.env", "", 0, "is not a regular file (a FIFO)"});
   files.push_back({"/dev/zero", "", 0, "is not a regular file (a device or socket)"});
-  const bool trainer_built = fs::exists(real_trainer());
-  const std::string manifest_from = trainer_built ? real_trainer() : test::fake_trainer();
+  const bool trainer_built = fs::exists(test::real_trainer());
+  const std::string manifest_from = trainer_built ? test::real_trainer() : test::fake_trainer();
   for (const auto& b : files) {
     const std::string path = b.name[0] == '/' ? b.name : dir + "/" + b.name;
     // The controller says "line 2: why", the trainer "preset PATH:2: why".
@@ -107,7 +85,7 @@ TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
     EXPECT_NE(c.err.find(where + b.why), std::string::npos) << b.name << ": presets check said\n"
                                                             << c.err;
     if (!trainer_built) continue;
-    TrainerRun t = run_trainer(dir, run_args(dir, path));
+    test::CliRun t = run_trainer(dir, run_args(dir, path));
     const std::string at =
         "preset " + path + (b.line > 0 ? ":" + std::to_string(b.line) : "") + ": ";
     EXPECT_EQ(t.code, 2) << b.name << ": " << t.err;
@@ -122,7 +100,7 @@ TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
 struct TrainerLooseEnds : ::testing::Test {
   std::string dir = test::make_temp_dir("trainerends");
   void SetUp() override {
-    if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+    if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   }
   void TearDown() override { fs::remove_all(dir); }
   std::vector<std::string> args(const std::string& result) {
@@ -132,7 +110,7 @@ struct TrainerLooseEnds : ::testing::Test {
 };
 
 TEST_F(TrainerLooseEnds, AnUnknownTestFaultIsBadInputAndWritesNothing) {
-  TrainerRun r = run_trainer(dir, args(dir + "/result.json"), {{"SPEEDGATE_TEST_FAULT", "bogus"}});
+  test::CliRun r = run_trainer(dir, args(dir + "/result.json"), {{"SPEEDGATE_TEST_FAULT", "bogus"}});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("SPEEDGATE_TEST_FAULT=bogus is not a fault"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/result.json"));
@@ -142,7 +120,7 @@ TEST_F(TrainerLooseEnds, BadInputFoundDuringTheRunWritesNoResult) {
   // The lm corpus is read once training has started: a missing one is exit 2.
   std::vector<std::string> a = args(dir + "/result.json");
   a[2] = "lm";
-  TrainerRun r = run_trainer(dir, a, {{"SPEEDGATE_LM_CORPUS_DIR", dir + "/no-corpus"}});
+  test::CliRun r = run_trainer(dir, a, {{"SPEEDGATE_LM_CORPUS_DIR", dir + "/no-corpus"}});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("no-corpus"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/result.json")) << "exit 2 wrote a result";
@@ -151,7 +129,7 @@ TEST_F(TrainerLooseEnds, BadInputFoundDuringTheRunWritesNoResult) {
 TEST_F(TrainerLooseEnds, MoreThreadsThanTheHostHasIsBadInput) {
   std::vector<std::string> a = args(dir + "/result.json");
   a[10] = "100000";
-  TrainerRun r = run_trainer(dir, a);
+  test::CliRun r = run_trainer(dir, a);
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("--threads 100000 is more than"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/result.json"));
@@ -159,7 +137,7 @@ TEST_F(TrainerLooseEnds, MoreThreadsThanTheHostHasIsBadInput) {
 
 TEST_F(TrainerLooseEnds, AFailedRenameLeavesNoTempFile) {
   fs::create_directories(dir + "/result.json/occupied");  // rename onto a non-empty directory fails
-  TrainerRun r = run_trainer(dir, args(dir + "/result.json"));
+  test::CliRun r = run_trainer(dir, args(dir + "/result.json"));
   EXPECT_NE(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("cannot rename"), std::string::npos) << r.err;
   for (const auto& e : fs::directory_iterator(dir)) {

@@ -19,16 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string real_trainer() {
-  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
-  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
-}
-
 TEST(RealTrainer, TinyCampaignEmitsPresets) {
-  if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("real");
   auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
-                                real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
+                                test::real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
                                 "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0", "--plan", "screen", "--budget-trials", "8",
                                 "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
                                dir);
@@ -42,10 +37,10 @@ TEST(RealTrainer, TinyCampaignEmitsPresets) {
   for (const char* f : {"presets/fast.env", "presets/fast_80gb.env", "presets/README.md"}) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
-  Manifest m = describe_trainer(real_trainer());
+  Manifest m = describe_trainer(test::real_trainer());
   PresetParse p = parse_preset(read_file(dir + "/presets/fast.env").value(), m);
   EXPECT_TRUE(p.ok()) << (p.errors.empty() ? "" : p.errors.front());
-  r = test::run_speedgate({"presets", "check", "presets/fast.env", "--trainer", real_trainer()}, dir);
+  r = test::run_speedgate({"presets", "check", "presets/fast.env", "--trainer", test::real_trainer()}, dir);
   EXPECT_EQ(r.code, 0) << r.err;
   {
     Store s(dir + "/results/sg.db", /*read_only=*/true);
@@ -57,13 +52,13 @@ TEST(RealTrainer, TinyCampaignEmitsPresets) {
 }
 
 TEST(RealTrainer, GradientAccumulationSumBugFailsTheGate) {
-  if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   spdlog::set_level(spdlog::level::warn);
   std::string dir = test::make_temp_dir("realgas");
   auto run = [&](int seed, const char* fault) {
     test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
     TrialRequest t;
-    t.trainer = real_trainer();
+    t.trainer = test::real_trainer();
     t.workload = "wam";
     t.size = "tiny";
     t.steps = 1;
@@ -85,12 +80,12 @@ TEST(RealTrainer, GradientAccumulationSumBugFailsTheGate) {
 }
 
 TEST(RealTrainer, InjectedOomAndNanEndAsTheirDispositions) {
-  if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("realfaults");
   for (auto [fault, want] : {std::pair{"oom", Disposition::oom}, std::pair{"nan", Disposition::nan}}) {
     test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
     TrialRequest t;
-    t.trainer = real_trainer();
+    t.trainer = test::real_trainer();
     t.workload = "wam";
     t.size = "tiny";
     t.steps = 3;

@@ -28,16 +28,8 @@ struct ResultCheck : ::testing::Test {
     test::ScopedEnv f("FAKE_FAULT", fault);
     test::ScopedEnv p("FAKE_RESULT_PATCH", patch);
     test::ScopedEnv m("FAKE_MANIFEST", "full");
-    TrialRequest r;
-    r.trainer = test::fake_trainer();
-    r.workload = "wam";
-    r.size = "tiny";
-    r.steps = 3;
-    r.micro_batch = 2;
+    TrialRequest r = test::fake_trial_request(dir + "/t");
     r.switch_env = {{"SG_TEXT_CACHE", "1"}};
-    r.dir = dir + "/t";
-    r.deadline = std::chrono::seconds(120);
-    r.grace = std::chrono::seconds(1);
     return run_trial(r);
   }
 };
@@ -120,13 +112,8 @@ TEST_F(ResultCheck, DocumentsBeyondTheCapsAreInvalidNotACrash) {
 TEST_F(ResultCheck, AHostileHeartbeatIsIgnoredNotParsed) {
   test::ScopedEnv f("FAKE_FAULT", "deep_heartbeat");
   test::ScopedEnv slow("FAKE_STEP_SLEEP", "1.5");  // long enough for the runner to look
-  TrialRequest r;
-  r.trainer = test::fake_trainer();
-  r.workload = "wam";
-  r.size = "tiny";
+  TrialRequest r = test::fake_trial_request(dir + "/hb");
   r.steps = 2;
-  r.micro_batch = 2;
-  r.dir = dir + "/hb";
   std::vector<std::string> beats;
   r.on_heartbeat = [&](const std::string& hb) { beats.push_back(hb); };
   TrialOutcome o = run_trial(r);
@@ -140,33 +127,10 @@ TEST_F(ResultCheck, AHostileHeartbeatIsIgnoredNotParsed) {
 // preset; a status-ok NaN made the band infinite. Inside a campaign neither is believed.
 TEST(ResultCheckCampaign, LyingAndNonFiniteResultsNeverReachAPreset) {
   const std::string dir = test::make_temp_dir("liecampaign");
+  std::vector<std::string> args = test::fake_tune_args();
+  args.insert(args.end(), {"--presets-out", "presets"});
   auto r = test::run_speedgate(
-      {"tune",
-       "--workload",
-       "wam",
-       "--size",
-       "tiny",
-       "--db",
-       "sg.db",
-       "--trainer",
-       test::fake_trainer(),
-       "--steps",
-       "3",
-       "--screen-steps",
-       "3",
-       "--seeds",
-       "0,1000",
-       "--repeats",
-       "1",
-       "--plan",
-       "screen",
-       "--target-micro-batch",
-       "32",
-       "--memory-budget",
-       "fast=141GiB",
-       "--presets-out",
-       "presets"},
-      dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
+      args, dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.err;
   Store s(dir + "/sg.db", /*read_only=*/true);
   auto campaign = s.latest_campaign(false);

@@ -19,15 +19,8 @@ struct RunnerTest : ::testing::Test {
 
   TrialOutcome run(const std::string& fault, std::chrono::milliseconds deadline = std::chrono::seconds(120)) {
     test::ScopedEnv env("FAKE_FAULT", fault);
-    TrialRequest r;
-    r.trainer = test::fake_trainer();
-    r.workload = "wam";
-    r.size = "tiny";
-    r.steps = 3;
-    r.micro_batch = 2;
-    r.dir = dir + "/t";
+    TrialRequest r = test::fake_trial_request(dir + "/t");
     r.deadline = deadline;
-    r.grace = std::chrono::seconds(1);
     return run_trial(r);
   }
 };

@@ -24,29 +24,7 @@ namespace bp = boost::process;
 TEST(SharedCampaign, ThreeControllersWithIdenticalOptionsRunEachTrialKeyOnce) {
   const std::string dir = test::make_temp_dir("shared");
   const std::string run_log = dir + "/runs.log";
-  const std::vector<std::string> args = {"tune",
-                                         "--workload",
-                                         "wam",
-                                         "--size",
-                                         "tiny",
-                                         "--db",
-                                         "sg.db",
-                                         "--trainer",
-                                         test::fake_trainer(),
-                                         "--steps",
-                                         "3",
-                                         "--screen-steps",
-                                         "3",
-                                         "--seeds",
-                                         "0,1000",
-                                         "--repeats",
-                                         "2",
-                                         "--plan",
-                                         "screen",
-                                         "--target-micro-batch",
-                                         "32",
-                                         "--memory-budget",
-                                         "fast=141GiB"};
+  const std::vector<std::string> args = test::fake_tune_args(/*repeats=*/2);
   bp::environment env = boost::this_process::environment();
   env.set("FAKE_MANIFEST", "small");
   env.set("FAKE_STEP_SLEEP", "0.1");  // trials overlap between controllers

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -12,6 +14,7 @@
 
 #include "agent/common/files.hpp"
 #include "agent/runner/process.hpp"
+#include "agent/runner/trial.hpp"
 
 namespace sg::agent::test {
 
@@ -24,23 +27,55 @@ inline std::string make_temp_dir(const std::string& tag) {
 inline std::string fake_trainer() { return std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/fake_trainer.py"; }
 inline std::string speedgate_bin() { return std::string(SPEEDGATE_BIN_DIR) + "/speedgate"; }
 
+// The real trainer: SPEEDGATE_TEST_TRAINER when set, else build/bin/speedgate-train.
+inline std::string real_trainer() {
+  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
+  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
+}
+
+// A 3-step wam/tiny trial of the fake trainer in `dir` (micro batch 2, 120 s deadline).
+inline TrialRequest fake_trial_request(const std::string& dir) {
+  TrialRequest r;
+  r.trainer = fake_trainer();
+  r.workload = "wam";
+  r.size = "tiny";
+  r.steps = 3;
+  r.micro_batch = 2;
+  r.dir = dir;
+  r.deadline = std::chrono::seconds(120);
+  r.grace = std::chrono::seconds(1);
+  return r;
+}
+
+// `speedgate tune` of the fake trainer on wam/tiny: the screen plan, 3 steps, two seeds.
+inline std::vector<std::string> fake_tune_args(int repeats = 1) {
+  // clang-format off
+  return {"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db",
+          "--trainer", fake_trainer(), "--steps", "3", "--screen-steps", "3",
+          "--seeds", "0,1000", "--repeats", std::to_string(repeats), "--plan", "screen",
+          "--target-micro-batch", "32", "--memory-budget", "fast=141GiB"};
+  // clang-format on
+}
+
 struct CliRun {
   int code = -1;
   std::string out, err;
 };
 
-// Runs build/bin/speedgate with args in `cwd`; extra environment entries appended.
-inline CliRun run_speedgate(const std::vector<std::string>& args, const std::string& cwd,
-                            const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
+// Runs `exe args` with its logs in `log_dir` (removed afterwards); extra environment
+// entries appended to the inherited one.
+inline CliRun run_exe(const std::string& exe, const std::vector<std::string>& args,
+                      const std::string& log_dir,
+                      const std::vector<std::pair<std::string, std::string>>& extra_env,
+                      std::chrono::seconds deadline) {
   ProcessSpec spec;
-  spec.exe = "/usr/bin/env";
-  spec.args = {"-C", cwd, speedgate_bin()};
-  for (const auto& a : args) spec.args.push_back(a);
+  spec.exe = exe;
+  spec.args = args;
   spec.env = inherited_env_without_switches();
   for (const auto& kv : extra_env) spec.env.push_back(kv);
-  spec.stdout_log = cwd + "/.cli.out";
-  spec.stderr_log = cwd + "/.cli.err";
-  spec.deadline = std::chrono::seconds(300);
+  spec.stdout_log = log_dir + "/.cli.out";
+  spec.stderr_log = log_dir + "/.cli.err";
+  spec.deadline = deadline;
   ProcessOutcome p = run_process(spec);
   CliRun r;
   r.code = p.signaled ? 128 + p.signal : p.exit_code;
@@ -49,6 +84,14 @@ inline CliRun run_speedgate(const std::vector<std::string>& args, const std::str
   std::filesystem::remove(spec.stdout_log);
   std::filesystem::remove(spec.stderr_log);
   return r;
+}
+
+// Runs build/bin/speedgate with args in `cwd`; extra environment entries appended.
+inline CliRun run_speedgate(const std::vector<std::string>& args, const std::string& cwd,
+                            const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
+  std::vector<std::string> full = {"-C", cwd, speedgate_bin()};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_exe("/usr/bin/env", full, cwd, extra_env, std::chrono::seconds(300));
 }
 
 // True when some process of group `pgid` is alive right now (zombies do not

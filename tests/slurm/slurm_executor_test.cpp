@@ -21,11 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string real_trainer() {
-  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
-  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
-}
-
 // Live processes whose command line mentions `needle` (a trial directory).
 int processes_mentioning(const std::string& needle) {
   int n = 0;
@@ -58,16 +53,8 @@ struct SlurmTest : ::testing::Test {
     return o;
   }
   TrialRequest fake_request(const std::string& tag) const {
-    TrialRequest r;
-    r.trainer = test::fake_trainer();
-    r.workload = "wam";
-    r.size = "tiny";
-    r.steps = 3;
-    r.micro_batch = 2;
-    r.dir = dir + "/" + tag;
+    TrialRequest r = test::fake_trial_request(dir + "/" + tag);
     r.name = "sgtest-" + tag;
-    r.deadline = std::chrono::seconds(120);
-    r.grace = std::chrono::seconds(1);
     return r;
   }
 };
@@ -116,11 +103,11 @@ TEST_F(SlurmTest, HangingTrialIsScancelledAtTheDeadlineAndEndsAsTimeout) {
 }
 
 TEST_F(SlurmTest, TwoRankTrialWhoseRankDiesIsACrash) {
-  if (!fs::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   test::ScopedEnv env("SPEEDGATE_TEST_FAULT", "rank_crash");
   SlurmExecutor ex(cpu_cluster());
   TrialRequest r = fake_request("rank_crash");
-  r.trainer = real_trainer();
+  r.trainer = test::real_trainer();
   r.micro_batch = 1;
   r.world_size = 2;
   r.threads = 1;
@@ -133,11 +120,11 @@ TEST_F(SlurmTest, TwoRankTrialWhoseRankDiesIsACrash) {
 }
 
 TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
-  ASSERT_TRUE(fs::exists(real_trainer())) << real_trainer() << " is needed for the end-to-end Slurm campaign";
+  ASSERT_TRUE(fs::exists(test::real_trainer())) << test::real_trainer() << " is needed for the end-to-end Slurm campaign";
   const std::string shared = dir + "/shared";
   auto r = test::run_speedgate({"tune", "--executor", "slurm", "--slurm-gpus-per-rank", "0", "--shared-dir", shared,
                                 "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
-                                real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
+                                test::real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
                                 "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0",
                                 "--plan", "screen", "--budget-trials", "6",
                                 "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
