@@ -70,9 +70,12 @@ double student_t_quantile(double p, int df) {
   return 0.5 * (lo + hi);
 }
 
-std::string speed_text(double speedup, double lo, double hi, int pairs) {
+std::string speed_text(double speedup, double lo, double hi, int pairs, double spread) {
   if (std::isnan(speedup)) return "not paired";
-  if (std::isnan(lo) || std::isnan(hi) || pairs <= 0) return fmt::format("{:.3f}x (no interval)", speedup);
+  if (std::isnan(lo) || std::isnan(hi) || pairs <= 0) {
+    if (std::isfinite(spread) && spread >= 0) return fmt::format("{:.3f}x ± {:.3f} (half-range, no interval)", speedup, spread);
+    return fmt::format("{:.3f}x (no interval)", speedup);
+  }
   const auto bound = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : std::string("inf"); };
   return fmt::format("{:.3f}x [{}, {}] 95 %, {} pair{}", speedup, bound(lo), bound(hi), pairs, pairs == 1 ? "" : "s");
 }

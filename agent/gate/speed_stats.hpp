@@ -6,6 +6,7 @@
 // (one look per pair count from min_pairs to max_pairs), so adding pairs while the
 // interval straddles the threshold does not inflate the false-accept rate.
 #pragma once
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,9 @@ struct SpeedInterval {
 };
 
 // "1.080x [1.030, 1.120] 95 %, 5 pairs"; without bounds (NaN: unpaired, or a row from before
-// intervals were stored) "1.080x (no interval)".
-std::string speed_text(double speedup, double lo, double hi, int pairs);
+// intervals were stored) "1.080x ± 0.020 (half-range, no interval)" when the old half-range
+// `spread` is known, else "1.080x (no interval)".
+std::string speed_text(double speedup, double lo, double hi, int pairs, double spread = std::nan(""));
 
 // REQUIRES: every pair's times > 0. Fewer than 2 pairs give an infinite interval.
 SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule);

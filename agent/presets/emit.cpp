@@ -96,10 +96,10 @@ Headline headline(const EvaluationRow& e, const TargetRank& r) {
   if (r.basis == TargetRank::Basis::finals) {
     return {r.speedup, r.spread,
             fmt::format("paired finals at the target micro-batch {}, {} rounds", r.target_micro_batch, r.rounds),
-            speed_text(r.speedup, r.lo, r.hi, r.rounds)};
+            speed_text(r.speedup, r.lo, r.hi, r.rounds, r.spread)};
   }
   return {e.speedup, e.speedup_spread, fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps),
-          speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs)};
+          speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs, e.speedup_spread)};
 }
 
 }  // namespace
@@ -191,7 +191,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
         fmt::format("speedup: {} ({})", head.figure, head.basis),
         fmt::format("campaign speedup: {} (paired ABAB repeats vs the baseline, {} steps; what "
                     "`speedgate nightly` re-verifies)",
-                    speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs), e.steps),
+                    speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs, e.speedup_spread), e.steps),
         fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
                     format_gib(e.projected_peak_bytes), rankings.target_micro_batch(),
                     opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(static_cast<double>(bytes))),
@@ -291,7 +291,7 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     } else if (const EvaluationRow* e = own_effect(evals, manifest, s.name, full_steps)) {
       const std::string where = fmt::format("`{}`, {} steps, evaluation {}", e->config_key, e->steps, e->id);
       measured = e->disposition == Disposition::accepted && e->speedup > 0
-                     ? fmt::format("{} ({})", speed_text(e->speedup, e->speedup_lo, e->speedup_hi, e->pairs), where)
+                     ? fmt::format("{} ({})", speed_text(e->speedup, e->speedup_lo, e->speedup_hi, e->pairs, e->speedup_spread), where)
                      : fmt::format("{}: {} ({})", to_string(e->disposition), e->reason, where);
     }
     std::string bitwise = s.bitwise() ? (deterministic ? "yes" : "yes by class (not verified: non-deterministic run)")

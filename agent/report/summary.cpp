@@ -129,7 +129,7 @@ std::string speed_of(const json& row) {
     return row.contains(k) && row[k].is_number() ? row[k].get<double>() : std::nan("");
   };
   return speed_text(num("speedup"), num("speedup_lo"), num("speedup_hi"),
-                    row.contains("pairs") ? row["pairs"].get<int>() : row.value("rounds", 0));
+                    row.contains("pairs") ? row["pairs"].get<int>() : row.value("rounds", 0), num("spread"));
 }
 
 }  // namespace

@@ -56,12 +56,13 @@ TEST_F(H200Db, OneHeadlinePerPresetAndSwitchesExplained) {
       << fast;
   EXPECT_NE(
       fast.find(
-          "# speedup: 3.927x +- 0.128 (paired finals at the target micro-batch 32, 3 rounds)"),
+          "# speedup: 3.927x ± 0.128 (half-range, no interval) (paired finals at the target micro-batch "
+          "32, 3 rounds)"),
       std::string::npos)
       << fast;
   EXPECT_NE(fast.find("# campaign speedup: 3.601x"), std::string::npos) << fast;
   EXPECT_NE(md.find("| `fast.env` | 141.00 GiB | `"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 3.927x ± 0.128 | paired finals at the target micro-batch 32, 3 rounds |"),
+  EXPECT_NE(md.find("| 3.927x ± 0.128 (half-range, no interval) | paired finals at the target micro-batch 32, 3 rounds |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("Measured on **NVIDIA H200**"), std::string::npos) << md;
@@ -72,7 +73,7 @@ TEST_F(H200Db, OneHeadlinePerPresetAndSwitchesExplained) {
   // This campaign measured TEXT_CACHE only inside combinations; FUSED_QK_NORM alone (with
   // its kernel variant) at 1.029x.
   EXPECT_NE(md.find("bitwise (speed) | yes | not measured alone |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 1.029x ± 0.000 (`FUSED_QK_NORM=1,KERNEL_QKNORM=threads=128;vec=4`, 4 steps, "
+  EXPECT_NE(md.find("| 1.029x ± 0.000 (half-range, no interval) (`FUSED_QK_NORM=1,KERNEL_QKNORM=threads=128;vec=4`, 4 steps, "
                     "evaluation "),
             std::string::npos)
       << md;
