@@ -444,7 +444,8 @@ TEST_F(DashboardRouterTest, PresetHeadlineIsTheFinalsFigureAtTheTarget) {
             "AND name = 'fast'");
   }
   Router r(db_);
-  for (const auto& p : get_json(r, "/api/v1/campaigns/2/presets").at("presets")) {
+  const auto presets = get_json(r, "/api/v1/campaigns/2/presets");  // alive through the loop
+  for (const auto& p : presets.at("presets")) {
     const auto& h = p.at("headline");
     if (p.at("name") == "fast") {
       EXPECT_EQ(h.at("source"), "finals");
