@@ -155,8 +155,7 @@ std::string HostNoise::text() const {
 
 HostNoise measure_noise(const std::vector<SpeedPair>& aa_pairs, const SpeedRule& rule) {
   HostNoise h;
-  SpeedRule single = rule;
-  SpeedInterval v = judge_pairs(aa_pairs, single);
+  const SpeedInterval v = judge_pairs(aa_pairs, rule);
   h.pairs = v.pairs;
   h.sd_log = v.sd_log;
   h.mean_log = v.speedup > 0 ? std::log(v.speedup) : 0;
