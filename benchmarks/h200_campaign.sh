@@ -47,12 +47,12 @@ DB=${DB:-$ROOT/.h200db/campaign.db}
 OUT=${OUT:-/tmp/speedgate-out}
 PRESETS=${PRESETS_DIR:-$ROOT/presets}  # where emit writes (a dry run: somewhere else)
 mkdir -p "$(dirname "$DB")" "$OUT"
-# SIZE, MICRO and TARGET override the size and micro-batches for a dry run of the script on
-# a CPU build (e.g. SIZE=tiny MICRO=1 TARGET=2).
+# SIZE, MICRO, TARGET and THREADS override the size, micro-batches and threads for a dry run on
+# a CPU build (e.g. SIZE=tiny MICRO=1 TARGET=2 THREADS=1).
 CAMPAIGN=(--workload wam --size "${SIZE:-base}" --micro-batch "${MICRO:-8}" --target-micro-batch "${TARGET:-32}"
   --target-world-size 8 --zero-stage 2
   --memory-budget fast=141GiB --memory-budget fast_80gb=80GiB --steps 4 --screen-steps 4 --seeds 0,1000
-  --repeats 1 --threads 8 --plan kernels,stack,prune,finals --prune-rounds 1 --trial-timeout 300)
+  --repeats 1 --threads "${THREADS:-8}" --plan kernels,stack,prune,finals --prune-rounds 1 --trial-timeout 300)
 [ "${PROBE_AT_TARGET:-0}" = 1 ] && CAMPAIGN+=(--probe-at-target)
 case ${1:-} in
   tune)
