@@ -58,6 +58,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sg-pairs-")
     started = time.time()
     evaluations = []
+    loads = []  # the host's 1-minute load average after each evaluation
     try:
         for e in range(args.evaluations):
             pairs = []
@@ -65,6 +66,7 @@ def main():
                 pairs.append({"base": run_once(args, base_env, os.path.join(tmp, "a.json")),
                               "cand": run_once(args, cand_env, os.path.join(tmp, "b.json"))})
             evaluations.append(pairs)
+            loads.append(os.getloadavg()[0])
             print(f"record_pairs: evaluation {e + 1}/{args.evaluations} done", file=sys.stderr)
     finally:
         stop.set()
@@ -74,6 +76,9 @@ def main():
     out = {"trainer": args.trainer, "workload": args.workload, "size": args.size, "steps": args.steps,
            "threads": args.threads, "host": platform.node(), "condition": condition, "effect": args.effect,
            "base": args.base, "cand": args.cand, "seconds": round(time.time() - started, 1),
+           "micro_batch": args.micro_batch,
+           "load_average": {"min": min(loads, default=0), "mean": round(sum(loads) / max(1, len(loads)), 2),
+                            "max": max(loads, default=0)},
            "evaluations": evaluations}
     with open(args.out, "w") as f:
         json.dump(out, f)

@@ -71,7 +71,7 @@ LR, WEIGHT_DECAY, BETAS, CLIP = 2e-3, 0.01, (0.9, 0.999), 5.0
 MUT_CLIP_THRESHOLD = 0.5
 # SKIP_REDUNDANT=0 runs a no-grad forward of B // 4 samples per micro-batch: about 8-10 %
 # of a tiny step's CPU time at micro-batch 8-16, one thread (README, "Mutants").
-REDUNDANT_DIVISOR = 4
+REDUNDANT_DIVISOR = 3
 SIZES = {
     # image: side of the square RGB input; c1/c2: conv widths; hidden: MLP width;
     # train_samples: dataset length (epochs recur quickly so the cache matters).
