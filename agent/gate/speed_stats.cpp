@@ -118,8 +118,25 @@ bool speed_settled(const SpeedInterval& v, const SpeedRule& rule) {
   return v.call != SpeedCall::undecided || v.pairs >= rule.max_pairs;
 }
 
+std::vector<int> SpeedRule::look_points() const {
+  // A single pair has no spread, so no look before the second (unless the cap is one pair).
+  const int first = std::max(1, std::min(std::max(2, min_pairs), max_pairs));
+  std::vector<int> points{first};
+  while (points.back() < max_pairs) {
+    const int next = static_cast<int>(std::ceil(points.back() * kLookGrowth));
+    points.push_back(std::min(std::max(next, points.back() + 1), max_pairs));
+  }
+  return points;
+}
+
+bool SpeedRule::is_look(int pairs) const {
+  const auto points = look_points();
+  return std::find(points.begin(), points.end(), pairs) != points.end();
+}
+
 bool speed_stops(const std::vector<SpeedPair>& so_far, const SpeedRule& rule, SpeedInterval* out) {
-  if (static_cast<int>(so_far.size()) < rule.min_pairs) return false;
+  const int n = static_cast<int>(so_far.size());
+  if (n < rule.max_pairs && !rule.is_look(n)) return false;
   *out = judge_pairs(so_far, rule);
   return speed_settled(*out, rule);
 }

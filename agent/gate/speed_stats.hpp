@@ -2,9 +2,12 @@
 // Each ABAB pair gives one log-ratio d = log(baseline step time / candidate step time),
 // step time = the median of a run's per-step seconds after its warm-up steps. The
 // verdict is a Student-t interval on the mean of d, one-sided at `confidence`, with the
-// error rate split evenly (Bonferroni) over every look the sequential rule may take
-// (one look per pair count from min_pairs to max_pairs), so adding pairs while the
-// interval straddles the threshold does not inflate the false-accept rate.
+// error rate split evenly (Bonferroni) over every look the sequential rule may take, so
+// adding pairs while the interval straddles the threshold does not inflate the
+// false-accept rate. Looks are few and spaced (3, 5, 8 pairs by default: each about
+// kLookGrowth times the last, the cap always one): a look at every pair count split the
+// error rate six ways and cost a real 10 % speedup a fifth of its power on this
+// project's 2-core host (benchmarks/results/gate_speed.md).
 #pragma once
 #include <cmath>
 #include <string>
@@ -24,12 +27,20 @@ struct SpeedPair {
   double base_step_s = 0, cand_step_s = 0;
 };
 
+// Each look after the first comes at about this many times the previous look's pairs.
+constexpr double kLookGrowth = 1.6;
+
 struct SpeedRule {
   double min_effect = kDefaultMinEffect;
-  int min_pairs = 3;  // --repeats: pairs before the first look
-  int max_pairs = 8;  // --max-repeats: the cap; still straddling there = inconclusive
+  int min_pairs = 3;  // --repeats: pairs at the first look
+  int max_pairs = 8;  // --max-repeats: the last look; still straddling there = inconclusive
   double confidence = kSpeedConfidence;
-  int looks() const { return max_pairs >= min_pairs ? max_pairs - min_pairs + 1 : 1; }
+  // The pair counts at which the rule judges: min_pairs (at least 2), then
+  // ceil(kLookGrowth x the last), ending at max_pairs (3, 5, 8 for the defaults);
+  // {max_pairs} when min >= max.
+  std::vector<int> look_points() const;
+  bool is_look(int pairs) const;
+  int looks() const { return static_cast<int>(look_points().size()); }
   // One-sided error rate of each look (Bonferroni over the looks).
   double alpha_per_look() const { return (1.0 - confidence) / looks(); }
 };
@@ -59,8 +70,9 @@ std::string speed_text(double speedup, double lo, double hi, int pairs, double s
 SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule);
 // True when the sequential rule stops at this interval (decided, or at the cap).
 bool speed_settled(const SpeedInterval& v, const SpeedRule& rule);
-// The sequential rule after each new pair: false while fewer than min_pairs ran or the
-// interval straddles below the cap; true with the verdict's interval in *out otherwise.
+// The sequential rule after each new pair: false between looks (fewer than min_pairs, or
+// a count that is not a look point) and while the interval straddles below the cap; true
+// with the verdict's interval in *out otherwise.
 bool speed_stops(const std::vector<SpeedPair>& so_far, const SpeedRule& rule, SpeedInterval* out);
 // The verdict the sequential rule reaches on recorded pairs, taken in order (a replay of
 // what a campaign would have run); the interval of all of them if it never stops.

@@ -68,6 +68,35 @@ TEST(SpeedStats, MoreLooksWidenEachLook) {
   EXPECT_LT(judge_pairs(p, many).lo, judge_pairs(p, few).lo);
 }
 
+TEST(SpeedStats, LooksAreFewAndSpacedEndingAtTheCap) {
+  SpeedRule rule;  // 3..8 pairs
+  EXPECT_EQ(rule.look_points(), (std::vector<int>{3, 5, 8}));
+  EXPECT_DOUBLE_EQ(rule.alpha_per_look(), 0.05 / 3);
+  rule.min_pairs = 2;
+  rule.max_pairs = 16;
+  EXPECT_EQ(rule.look_points(), (std::vector<int>{2, 4, 7, 12, 16}));
+  rule.min_pairs = 1;  // one pair has no spread: the first look is at two
+  rule.max_pairs = 8;
+  EXPECT_EQ(rule.look_points(), (std::vector<int>{2, 4, 7, 8}));
+  rule.min_pairs = rule.max_pairs = 3;
+  EXPECT_EQ(rule.look_points(), (std::vector<int>{3}));
+  rule.min_pairs = 5, rule.max_pairs = 3;  // more minimum pairs than the cap: one look at the cap
+  EXPECT_EQ(rule.look_points(), (std::vector<int>{3}));
+}
+
+TEST(SpeedStats, NoVerdictBetweenLooks) {
+  SpeedRule rule;  // looks at 3, 5, 8
+  // Four pairs that would be decided if judged: 4 is not a look, so the rule adds a pair.
+  const auto four = pairs_with_ratios({1.30, 1.31, 1.29, 1.30});
+  SpeedInterval v;
+  EXPECT_EQ(judge_pairs(four, rule).call, SpeedCall::faster);
+  EXPECT_FALSE(speed_stops(four, rule, &v));
+  const auto five = pairs_with_ratios({1.30, 1.31, 1.29, 1.30, 1.30});
+  ASSERT_TRUE(speed_stops(five, rule, &v));
+  EXPECT_EQ(v.call, SpeedCall::faster);
+  EXPECT_EQ(v.pairs, 5);
+}
+
 TEST(SpeedStats, SteadyStepSecondsDropWarmUpAndTakeTheMedian) {
   std::vector<StepRecord> steps(8);
   const double s[] = {5.0, 3.0, 1.0, 1.2, 0.9, 1.1, 1.0, 9.0};
