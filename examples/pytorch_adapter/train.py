@@ -69,8 +69,8 @@ EVAL_OFFSET = 1 << 30         # eval samples live at indices >= EVAL_OFFSET
 LR, WEIGHT_DECAY, BETAS, CLIP = 2e-3, 0.01, (0.9, 0.999), 5.0
 # Grad norms here are 0.4-1.1, so CLIP (and half of it) never clips: MUT_CLIP clips at 0.5.
 MUT_CLIP_THRESHOLD = 0.5
-# SKIP_REDUNDANT=0 runs a no-grad forward of B // 4 samples per micro-batch: about 8-10 %
-# of a tiny step's CPU time at micro-batch 8-16, one thread (README, "Mutants").
+# SKIP_REDUNDANT=0 runs a no-grad forward of B // 3 samples per micro-batch: about 8-10 %
+# of a tiny step's CPU time at micro-batch 32, one thread (benchmarks/results/gate_speed.md).
 REDUNDANT_DIVISOR = 3
 SIZES = {
     # image: side of the square RGB input; c1/c2: conv widths; hidden: MLP width;
