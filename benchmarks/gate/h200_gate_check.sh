@@ -5,6 +5,9 @@
 # run's result (per-step seconds) in $OUT/runs.tgz; `benchmarks/gate/pairs_from_runs.py`
 # turns them into recordings that `speedgate-speed-replay` judges with the campaign's rule.
 #   benchmarks/gate/h200_gate_check.sh PRESET.env ...
+# A device call brings back at most eight files: build with
+# `OUT=$OUT/build bash scripts/gpu/host-run.sh --no-tests` (it copies the results tables
+# into its OUT) and leave only runs.tgz and a log directly in $OUT.
 # env: BUILD_DIR, SIZE=base, TARGET=32 ROUNDS=4, MICRO=8 AA_ROUNDS=4, STEPS=6, THREADS=8, OUT,
 # DEADLINE (seconds from the start after which no run starts; default none).
 set -uo pipefail
