@@ -25,8 +25,8 @@ std::set<std::string> manifest_switches(const std::string& env) {
   std::set<std::string> names;
   if (r.exit_code != 0)
     return {"exit " + std::to_string(r.exit_code) + ": " + r.out.substr(0, 200)};
-  for (const auto& s : nlohmann::json::parse(r.out).at("switches"))
-    names.insert(s.at("name").get<std::string>());
+  const auto manifest = nlohmann::json::parse(r.out);  // alive through the loop
+  for (const auto& s : manifest.at("switches")) names.insert(s.at("name").get<std::string>());
   return names;
 }
 
