@@ -23,6 +23,7 @@
 #include "trainer/runtime/phase_profile.hpp"
 #include "trainer/runtime/step_stats.hpp"
 #include "trainer/test_faults.hpp"
+#include "trainer/test_mutants.hpp"
 #include "trainer/workload/wam_workload.hpp"
 
 #include <torch/torch.h>
@@ -64,6 +65,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   const int64_t accum = opt.grad_accum;
   if (opt.steps < 1 || accum < 1) throw BadInputError("--steps and --grad-accum must be >= 1");
   const TestFaults faults = TestFaults::from_environment();
+  const TestMutants& mutants = install_test_mutants(sw);  // all off unless SPEEDGATE_TEST_MUTANTS
   r.workload = opt.workload, r.size = opt.size, r.seed = opt.seed, r.steps = opt.steps;
   r.micro_batch = micro, r.grad_accum = accum, r.world_size = rt.world_size;
   r.switches = sw.resolved;
@@ -82,7 +84,8 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   std::vector<at::Tensor> params;
   for (const auto& np : named) params.push_back(np.second);
   Communicator* comm = rt.comm.get();  // null at world size 1: averaging and sharding are no-ops
-  ShardedAdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay), comm, sw.zero1);
+  const auto adamw = mutants.adamw(torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+  ShardedAdamW optim(params, adamw, comm, sw.zero1);
   GradientReducer reducer(params, comm, sw.bucket_mb << 20, sw.overlap_comm);
 
   // ---- data: micro-step k's global batch is samples k*W*B .. (k+1)*W*B - 1, split in rank
@@ -152,14 +155,17 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
         (faults.grad_accum_sum ? loss : loss / static_cast<double>(accum)).backward();
       }
       reducer.finish();  // gradients averaged over ranks
+      mutants.round_gradients(params);
       {
         ScopedPhase phase("clip", rt.device);
-        stats.set_grad_norm(clip_grad_norm(params, kMaxGradNorm));
+        stats.set_grad_norm(clip_grad_norm(params, mutants.max_grad_norm(kMaxGradNorm)));
       }
       record(stats.ready());
       {
         ScopedPhase phase("optimizer", rt.device);
+        const auto before = mutants.before_update(params, step);
         optim.step();
+        mutants.after_update(params, before, step);
       }
       stats.end_step();
       if (step + 1 == opt.steps) record(stats.flush());  // the last step's time includes its wait

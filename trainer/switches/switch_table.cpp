@@ -2,6 +2,7 @@
 #include "trainer/switches/switch_table.hpp"
 
 #include "kernels/registry/families.hpp"
+#include "trainer/test_mutants.hpp"
 
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -278,6 +279,7 @@ std::vector<SwitchSpec> build_table() {
                    "them). Per-parameter math unchanged, so bitwise; optimizer memory / world size. No effect "
                    "at world size 1.",
                    to(&Switches::zero1))));
+  add_test_mutant_switches(t);  // test-only, with SPEEDGATE_TEST_MUTANTS (docs/protocol.md section 4)
   return t;
 }
 

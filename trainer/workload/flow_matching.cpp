@@ -2,6 +2,7 @@
 #include "trainer/workload/flow_matching.hpp"
 
 #include "trainer/data/synthetic_clips.hpp"
+#include "trainer/test_mutants.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -51,6 +52,7 @@ FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions, c
 }
 
 at::Tensor flow_loss(const at::Tensor& pred_v, const at::Tensor& pred_a, const FlowTargets& f) {
+  if (test_mutants().changes_loss()) return test_mutants().flow_loss(pred_v, pred_a, f);
   return at::mse_loss(pred_v.to(at::kFloat), f.v) + at::mse_loss(pred_a.to(at::kFloat), f.v_a);
 }
 

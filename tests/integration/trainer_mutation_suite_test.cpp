@@ -1,0 +1,118 @@
+// The gate's mutation suite on speedgate-train (docs/controller.md, "Calibrating the
+// tolerance gate"): a real campaign on wam tiny over the trainer's test-only switches
+// (SPEEDGATE_TEST_MUTANTS, docs/protocol.md section 4) asserts the identity verdicts, which
+// are deterministic at one thread: recipe changes declared `tolerance` whose measured effect
+// is clearly above the rounding band fail the gate; rounding-only switches and bitwise
+// no-ops pass it. Speed is not asserted (tests/agent/speed_replay_test.cpp replays pairs).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "integration/run_command.hpp"
+
+namespace sg::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::set<std::string> manifest_switches(const std::string& env) {
+  const auto r = run_command(env + " " + bin("speedgate-train") + " describe --json 2>&1");
+  std::set<std::string> names;
+  if (r.exit_code != 0)
+    return {"exit " + std::to_string(r.exit_code) + ": " + r.out.substr(0, 200)};
+  const auto manifest = nlohmann::json::parse(r.out);  // alive through the loop
+  for (const auto& s : manifest.at("switches")) names.insert(s.at("name").get<std::string>());
+  return names;
+}
+
+TEST(TrainerMutants, OnlyTheTestVariableListsThemAndAUserCannotSetThem) {
+  if (!fs::exists(bin("speedgate-train")))
+    GTEST_SKIP() << "speedgate-train not built (agent-only build)";
+  const auto plain = manifest_switches("");
+  EXPECT_EQ(plain.count("NOOP_A"), 0u);
+  EXPECT_EQ(plain.count("MUT_LR_10"), 0u);
+  EXPECT_EQ(plain.count("TEXT_CACHE"), 1u);
+  const auto added = manifest_switches("SPEEDGATE_TEST_MUTANTS=1");
+  EXPECT_EQ(added.count("MUT_LR_10"), 1u);
+  EXPECT_EQ(added.count("TEXT_CACHE"), 1u);
+  const auto only = manifest_switches("SPEEDGATE_TEST_MUTANTS=only");
+  EXPECT_EQ(only.count("MUT_LR_10"), 1u);
+  EXPECT_EQ(only.count("TEXT_CACHE"), 0u);
+  EXPECT_EQ(only.size() + plain.size(), added.size());
+  // Without the variable a mutant is an unknown switch; a misspelt variable is bad input.
+  const std::string run =
+      bin("speedgate-train") + " run --workload wam --size tiny --steps 1 --result /dev/null";
+  EXPECT_EQ(run_command("SG_NOOP_A=1 " + run + " 2>&1").exit_code, 2);
+  EXPECT_EQ(run_command("SPEEDGATE_TEST_MUTANTS=yes " + run + " 2>&1").exit_code, 2);
+}
+
+TEST(TrainerMutants, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
+  if (!fs::exists(bin("speedgate-train")))
+    GTEST_SKIP() << "speedgate-train not built (agent-only build)";
+  const fs::path dir =
+      fs::temp_directory_path() / ("sg-trainer-mutants-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "store.db").string();
+  const std::string log = (dir / "tune.log").string();
+  // The mutants alone (=only); --steps = --screen-steps: every screen verdict is at the full
+  // budget, so tolerance verdicts are also confirmed at the 16-step horizon. Two pairs:
+  // speed is not asserted.
+  const auto tune =
+      run_command("SPEEDGATE_TEST_MUTANTS=only " + bin("speedgate") +
+                  " tune --workload wam --size tiny --db " + db +
+                  " --steps 4 --screen-steps 4 --plan screen --threads 1 --seeds 0,1000 "
+                  "--repeats 2 --max-repeats 2 --noise-pairs 2 --presets-out " +
+                  (dir / "presets").string() + " 2>" + log);
+  ASSERT_EQ(tune.exit_code, 0) << run_command("tail -40 " + log).out;
+  const auto report = run_command(bin("speedgate") + " report --json --db " + db);
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  const auto summary = nlohmann::json::parse(report.out);
+  std::map<std::string, nlohmann::json> by_config;
+  for (const auto& e : summary.at("evaluations"))
+    by_config[e.at("config_key").get<std::string>()] = e;
+  const auto verdict = [&](const std::string& key) -> nlohmann::json {
+    auto it = by_config.find(key);
+    return it == by_config.end() ? nlohmann::json() : it->second;
+  };
+  // Recipe changes measured clearly above 2x the rounding band at 4 or 16 steps
+  // (docs/controller.md): every one must fail the gate.
+  for (const char* key : {"MUT_LR_3=1", "MUT_LR_10=1", "MUT_WARMUP=1", "MUT_DROP_POSITIONS=1"}) {
+    const auto e = verdict(key);
+    ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
+    EXPECT_EQ(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
+    EXPECT_EQ(e.at("gate_class"), "tolerance") << key;
+    EXPECT_NE(e.at("reason").get<std::string>().find("rounding band"), std::string::npos)
+        << e.at("reason");
+  }
+  // Rounding-only switches (tolerance) and no-ops (bitwise) keep the gate's trust.
+  for (const char* key : {"ROUND_BF16_OUTPUT=1", "ROUND_BF16_LINEAR=1", "ROUND_F64_LINEAR=1",
+                          "ROUND_BF16_GRADS=1", "NOOP_A=1", "NOOP_B=1"}) {
+    const auto e = verdict(key);
+    ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
+    const std::string d = e.at("disposition");
+    EXPECT_TRUE(d == "accepted" || d == "slower" || d == "inconclusive")
+        << key << ": " << d << ": " << e.at("reason");
+  }
+  // A tolerance switch that passed was judged against the rounding band, says how
+  // sensitive that was, and was confirmed at the horizon.
+  for (const char* key :
+       {"ROUND_BF16_OUTPUT=1", "ROUND_BF16_LINEAR=1", "ROUND_F64_LINEAR=1", "ROUND_BF16_GRADS=1"}) {
+    const std::string reason = verdict(key).at("reason");
+    EXPECT_NE(reason.find("inside 2x the rounding band"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("sensitivity"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("16-step horizon"), std::string::npos) << reason;
+  }
+  for (const char* key : {"NOOP_A=1", "NOOP_B=1"})
+    EXPECT_EQ(verdict(key).at("gate_class"), "bitwise") << key;
+  EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sg::test
