@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "agent/common/disposition.hpp"
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 #include "speedgate_build_info.hpp"
 
 namespace sg::agent::dashboard {

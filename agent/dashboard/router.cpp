@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/assets.hpp"
-#include "agent/dashboard/dashboard_queries.hpp"
-#include "agent/dashboard/evidence.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
+#include "agent/store/queries/evidence.hpp"
 #include "agent/dashboard/metrics.hpp"
 #include "agent/dashboard/run_log.hpp"
 #include "agent/report/summary.hpp"

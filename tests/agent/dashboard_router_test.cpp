@@ -14,7 +14,7 @@
 #include "agent/dashboard/router.hpp"
 #include "agent/dashboard/server.hpp"
 #include "agent/store/store.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 
 namespace sg::agent::dashboard {
 namespace {

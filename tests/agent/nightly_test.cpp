@@ -18,7 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/files.hpp"
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"

@@ -1,10 +1,10 @@
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "agent/dashboard/evidence.hpp"
+#include "agent/store/queries/evidence.hpp"
 #include "agent/dashboard/series_sample.hpp"
 
 namespace sg::agent::dashboard {

@@ -1,11 +1,11 @@
-#include "agent/dashboard/evidence.hpp"
+#include "agent/store/queries/evidence.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 
 namespace sg::agent::dashboard {
 namespace {

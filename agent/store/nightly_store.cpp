@@ -1,4 +1,4 @@
-#include "agent/nightly/nightly_store.hpp"
+#include "agent/store/nightly_store.hpp"
 
 #include <fmt/format.h>
 
