@@ -20,7 +20,7 @@
 
 #include "agent/dashboard/server.hpp"
 #include "benchmarks/http_get.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 
 namespace {
 

@@ -2,6 +2,7 @@
 #include "benchmarks/variant_gap.hpp"
 
 #include "agent/manifest/kernel_params.hpp"
+#include "agent/store/queries/report_queries.hpp"
 
 #include <fmt/format.h>
 
@@ -40,27 +41,19 @@ Config preset_config(const std::string& content) {
 // (fastest first): where a family's chosen parameters come from.
 std::vector<Choice> choices(agent::Store& store, std::int64_t campaign_id) {
   std::vector<Choice> out, later;
-  SQLite::Statement presets(store.db(), "SELECT name, content FROM presets WHERE campaign_id = ? ORDER BY id");
-  presets.bind(1, campaign_id);
-  while (presets.executeStep()) {
-    Choice c{preset_config(presets.getColumn(1).getString()), "preset " + presets.getColumn(0).getString()};
-    (presets.getColumn(0).getString() == "fast" ? out : later).push_back(std::move(c));
+  for (const auto& p : store.presets(campaign_id)) {
+    Choice c{preset_config(p.content), "preset " + p.name};
+    (p.name == "fast" ? out : later).push_back(std::move(c));
   }
   out.insert(out.end(), later.begin(), later.end());
-  SQLite::Statement evals(store.db(),
-                          "SELECT id, strategy, config_json, speedup FROM evaluations WHERE campaign_id = ? AND "
-                          "disposition = 'accepted' ORDER BY speedup DESC, id");
-  evals.bind(1, campaign_id);
-  while (evals.executeStep()) {
+  for (const auto& e : agent::accepted_evaluations_by_speedup(store, campaign_id)) {
     Config cfg;
-    const json j = json::parse(evals.getColumn(2).getString(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_object()) {
-      for (const auto& [k, v] : j.items()) {
+    if (e.config.is_object()) {
+      for (const auto& [k, v] : e.config.items()) {
         if (v.is_string()) cfg[k] = v.get<std::string>();
       }
     }
-    out.push_back({cfg, fmt::format("evaluation {} ({}, {:.3f}x)", evals.getColumn(0).getInt64(),
-                                    evals.getColumn(1).getString(), agent::column_real(evals.getColumn(3)))});
+    out.push_back({cfg, fmt::format("evaluation {} ({}, {:.3f}x)", e.id, e.strategy, e.speedup)});
   }
   return out;
 }

@@ -4,12 +4,12 @@
 #pragma once
 #include <string>
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "agent/store/store.hpp"
 
 namespace sg::agent::dashboard {
 
 constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-std::string render_metrics(SQLite::Database& db);
+std::string render_metrics(Store& store);
 
 }  // namespace sg::agent::dashboard

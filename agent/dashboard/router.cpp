@@ -5,12 +5,11 @@
 #include <optional>
 #include <vector>
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/assets.hpp"
-#include "agent/dashboard/dashboard_queries.hpp"
-#include "agent/dashboard/evidence.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
+#include "agent/store/queries/evidence.hpp"
 #include "agent/dashboard/metrics.hpp"
 #include "agent/dashboard/run_log.hpp"
 #include "agent/report/summary.hpp"
@@ -97,7 +96,7 @@ HttpResponse Router::handle(std::string_view method, std::string_view path,
   try {
     if (path == "/metrics") {
       Store store(db_path_, /*read_only=*/true);
-      return {200, kMetricsContentType, render_metrics(store.db())};
+      return {200, kMetricsContentType, render_metrics(store)};
     }
     if (path.rfind("/api/", 0) == 0) return api(path, query);
     if (path.rfind("/logs/", 0) == 0) return log(path);
@@ -114,26 +113,25 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
   const auto parts = split_path(path);  // api, v1, ...
   if (parts.size() < 3 || parts[1] != "v1") return not_found();
   Store store(db_path_, /*read_only=*/true);
-  auto& db = store.db();
-  if (parts.size() == 3 && parts[2] == "campaigns") return json_response({{"campaigns", campaigns(db)}});
-  if (parts.size() == 3 && parts[2] == "presets") return json_response({{"presets", presets(db)}});
+  if (parts.size() == 3 && parts[2] == "campaigns") return json_response({{"campaigns", campaigns(store)}});
+  if (parts.size() == 3 && parts[2] == "presets") return json_response({{"presets", presets(store)}});
   if (parts.size() == 4 && parts[2] == "series" && parts[3] == "presets") {
-    return json_response({{"series", preset_series(db)}});
+    return json_response({{"series", preset_series(store)}});
   }
   if (parts.size() == 5 && parts[2] == "evaluations" && parts[4] == "evidence") {
     const auto id = parse_id(parts[3]);
-    const auto e = id ? evaluation_evidence(db, *id) : std::nullopt;
+    const auto e = id ? evaluation_evidence(store, *id) : std::nullopt;
     return e ? json_response(*e) : not_found();
   }
   if (parts.size() == 4 && parts[2] == "runs") {
     const auto id = parse_id(parts[3]);
-    const auto r = id ? run(db, *id) : std::nullopt;
+    const auto r = id ? run(store, *id) : std::nullopt;
     return r ? json_response(*r) : not_found();
   }
   if (parts.size() == 5 && parts[2] == "campaigns") {
     // "newest": the campaign the page shows first, so it need not wait for the list.
-    const auto id = parts[3] == "newest" ? newest_campaign(db) : parse_id(parts[3]);
-    if (!id || !campaign_exists(db, *id)) return not_found();
+    const auto id = parts[3] == "newest" ? newest_campaign(store) : parse_id(parts[3]);
+    if (!id || !campaign_exists(store, *id)) return not_found();
     const auto what = parts[4];
     // The long arrays are JSON text from SQLite; wrap them without re-parsing.
     const auto wrap = [](const std::string& key, const std::string& array, const json& extra) {
@@ -145,8 +143,8 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     // "trials" is the former name of "evaluations", kept so old links still answer.
     if (what == "evaluations" || what == "trials") {
       if (query.empty()) {
-        return wrap("evaluations", campaign_trials(db, *id),
-                    {{"campaign_id", *id}, {"budgets", campaign_budgets(db, *id)}});
+        return wrap("evaluations", campaign_trials(store, *id),
+                    {{"campaign_id", *id}, {"budgets", campaign_budgets(store, *id)}});
       }
       TrialPage page;
       page.disposition = query_param(query, "disposition");
@@ -160,7 +158,7 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       page.descending = dir == "desc";
       page.offset = parse_id(query_param(query, "offset")).value_or(0);
       page.limit = std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
-      json body = campaign_trial_page(db, *id, page);
+      json body = campaign_trial_page(store, *id, page);
       body["campaign_id"] = *id;
       return json_response(body);
     }
@@ -169,20 +167,20 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       const auto points = max_points.empty() ? std::optional<std::int64_t>(kDefaultSeriesPoints)
                                              : parse_id(max_points);
       if (!points) return {400, "text/plain; charset=utf-8", "max_points must be a whole number >= 0\n"};
-      json body = campaign_series(db, *id, static_cast<std::size_t>(*points));
+      json body = campaign_series(store, *id, static_cast<std::size_t>(*points));
       body["campaign_id"] = *id;
-      body["budgets"] = campaign_budgets(db, *id);
+      body["budgets"] = campaign_budgets(store, *id);
       return json_response(body);
     }
-    if (what == "frontier") return wrap("frontier", campaign_frontier(db, *id), json::object());
-    if (what == "projections") return wrap("projections", campaign_projections(db, *id), json::object());
-    if (what == "switches") return json_response({{"campaign_id", *id}, {"switches", switch_effects(db, *id)}});
+    if (what == "frontier") return wrap("frontier", campaign_frontier(store, *id), json::object());
+    if (what == "projections") return wrap("projections", campaign_projections(store, *id), json::object());
+    if (what == "switches") return json_response({{"campaign_id", *id}, {"switches", switch_effects(store, *id)}});
     if (what == "gate") {
-      json body = campaign_gate(db, *id);
+      json body = campaign_gate(store, *id);
       body["campaign_id"] = *id;
       return json_response(body);
     }
-    if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(db, *id)}});
+    if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(store, *id)}});
     if (what == "finals") return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
   }
   return not_found();
@@ -196,7 +194,7 @@ HttpResponse Router::log(std::string_view path) const {
   const auto id = parse_id(parts[1]);
   if (!id) return not_found();
   Store store(db_path_, /*read_only=*/true);
-  const auto stored = run_log(store.db(), *id, std::string(parts[2]));
+  const auto stored = run_log(store, *id, std::string(parts[2]));
   if (!stored) return not_found();
   for (const auto& where : log_locations(db_path_, stored->path)) {
     bool owned = false;

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "agent/common/files.hpp"
-#include "agent/nightly/nightly_store.hpp"
+#include "agent/store/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 

@@ -13,7 +13,7 @@
 #include "agent/gate/gate.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/nightly/nightly_outputs.hpp"
-#include "agent/nightly/nightly_store.hpp"
+#include "agent/store/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/presets/target_rank.hpp"

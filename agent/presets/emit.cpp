@@ -128,11 +128,9 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   std::string fp_hash, fp_text = "unknown";
   json fp = json::object();
   if (camp->environment_id) {
-    SQLite::Statement q(store.db(), "SELECT fingerprint_hash, fingerprint_json FROM environments WHERE id = ?");
-    q.bind(1, *camp->environment_id);
-    if (q.executeStep()) {
-      fp_hash = q.getColumn(0).getString();
-      fp = json::parse(q.getColumn(1).getString(), nullptr, false);
+    if (const auto env = store.environment(*camp->environment_id)) {
+      fp_hash = env->hash;
+      fp = env->fingerprint;
       fp_text = fingerprint_line(fp, fp_hash);
     }
   }

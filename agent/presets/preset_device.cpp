@@ -38,11 +38,8 @@ std::optional<std::string> preset_device_kind(const std::string& text) {
 std::string host_device_kind(Store* store, const Manifest& manifest) {
   if (store) {
     if (auto c = store->latest_campaign(false); c && c->environment_id) {
-      SQLite::Statement q(store->db(), "SELECT fingerprint_json FROM environments WHERE id = ?");
-      q.bind(1, *c->environment_id);
-      if (q.executeStep()) {
-        std::string kind =
-            device_kind(nlohmann::json::parse(q.getColumn(0).getString(), nullptr, false));
+      if (const auto env = store->environment(*c->environment_id)) {
+        std::string kind = device_kind(env->fingerprint);
         if (!kind.empty()) return kind;
       }
     }

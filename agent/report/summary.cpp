@@ -74,14 +74,11 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["best"] = best;
   s["finals"] = campaign_finals(store, camp->id);
   json presets = json::array();
-  SQLite::Statement q(store.db(), "SELECT name, path, config_key, speedup, projected_peak_bytes, created_at, "
-                                  "speedup_spread FROM presets WHERE campaign_id = ? ORDER BY id");
-  q.bind(1, camp->id);
-  while (q.executeStep()) {
-    presets.push_back({{"name", q.getColumn(0).getString()}, {"path", q.getColumn(1).getString()},
-                       {"config_key", q.getColumn(2).getString()}, {"speedup", column_real(q.getColumn(3))},
-                       {"spread", column_real(q.getColumn(6))},
-                       {"projected_peak_bytes", column_real(q.getColumn(4))}, {"created_at", q.getColumn(5).getString()}});
+  for (const auto& p : store.presets(camp->id)) {
+    presets.push_back({{"name", p.name}, {"path", p.path}, {"config_key", p.config_key},
+                       {"speedup", p.speedup}, {"spread", p.speedup_spread},
+                       {"projected_peak_bytes", p.projected_peak_bytes},
+                       {"created_at", p.created_at}});
   }
   s["presets"] = presets;
   return s;

@@ -29,6 +29,7 @@
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -99,7 +100,7 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     EXPECT_EQ(c->state, "finished");
     EXPECT_EQ(c->deterministic, true);
     EXPECT_TRUE(c->environment_id.has_value());
-    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM baselines WHERE campaign_id = ?");
+    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM baselines WHERE campaign_id = ?");
     q.bind(1, cid_);
     q.executeStep();
     EXPECT_GE(q.getColumn(0).getInt(), 3);  // preflight a+b and the band seed
@@ -162,7 +163,7 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     EXPECT_NEAR(base->projected_peak_bytes, 86.5 * GiB, 1e6);  // 6.5 GiB fixed + 32 x 2.5 GiB
     EXPECT_NEAR(ckpt->projected_peak_bytes, 54.5 * GiB, 1e6);
     EXPECT_EQ(ckpt->disposition, Disposition::accepted);
-    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json LIKE '%per_sample%'");
+    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json LIKE '%per_sample%'");
     q.bind(1, cid_);
     q.executeStep();
     EXPECT_GT(q.getColumn(0).getInt(), 5);
@@ -170,7 +171,7 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("UnavailableSwitchNeverRun");
     Store s(dir_ + "/sg.db");
-    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
+    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
     q.executeStep();
     EXPECT_EQ(q.getColumn(0).getInt(), 0);
   }
@@ -198,13 +199,13 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("PresetsAreJustifiedByVerifiedTrials");
     Store s(dir_ + "/sg.db");
-    SQLite::Statement q(s.db(), "SELECT trial_ids_json FROM presets WHERE campaign_id = ?");
+    SQLite::Statement q(raw_db(s), "SELECT trial_ids_json FROM presets WHERE campaign_id = ?");
     q.bind(1, cid_);
     int presets = 0;
     while (q.executeStep()) {
       ++presets;
       for (const auto& id : nlohmann::json::parse(q.getColumn(0).getString())) {
-        SQLite::Statement t(s.db(), "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
+        SQLite::Statement t(raw_db(s), "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
         t.bind(1, id.get<std::int64_t>());
         ASSERT_TRUE(t.executeStep());
         EXPECT_EQ(t.getColumn(0).getString(), "finished");
@@ -249,7 +250,7 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("ImpossibleBudgetWritesNoPreset");
     Store s(dir_ + "/sg.db");
-    s.db().exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");
+    raw_db(s).exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");
     EmitResult r = emit_presets(s, cid_, dir_ + "/presets2");
     EXPECT_FALSE(r.all_budgets_met);
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/presets2/tiny.env"));
@@ -268,7 +269,7 @@ TEST(Campaign, RerunOfAnUnfinishedCampaignRerunsNothingFinished) {
   {
     Store s(o.db_path);
     trials = s.trials(cid).size();
-    s.db().exec("UPDATE campaigns SET state = 'running'");  // as if killed just before finishing
+    raw_db(s).exec("UPDATE campaigns SET state = 'running'");  // as if killed just before finishing
   }
   EXPECT_EQ(run_campaign(o, m), cid);
   Store s(o.db_path);
@@ -433,7 +434,7 @@ TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
   // Only a drop that was taken may become a preset, even where a drop left behind had the
   // fastest probe at the target (noise, here written into its probe).
   {
-    SQLite::Statement up(s.db(), "UPDATE trials SET samples_per_s = samples_per_s * 10 "
+    SQLite::Statement up(raw_db(s), "UPDATE trials SET samples_per_s = samples_per_s * 10 "
                                  "WHERE purpose = 'memory_probe' AND config_key = ?");
     up.bind(1, left);
     ASSERT_EQ(up.exec(), 1);

@@ -15,6 +15,7 @@
 #include "agent/presets/preset_file.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -154,7 +155,7 @@ TEST_F(CliTest, TuneEmitReportJson) {
   // A budget nothing fits: exit 1 (a gate failure, not bad input), other presets still written.
   {
     Store s(dir + "/sg.db");
-    s.db().exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets.tiny', 1024)");
+    raw_db(s).exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets.tiny', 1024)");
   }
   r = test::run_speedgate({"presets", "emit", "--db", "sg.db", "--out", "p2"}, dir);
   EXPECT_EQ(r.code, 1) << r.err;
@@ -192,7 +193,7 @@ TEST_F(CliTest, KilledControllerResumesWithoutRerunningFinishedTrials) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (!fs::exists(marker) || !fs::exists(dir + "/sg.db")) continue;
     Store s(dir + "/sg.db", /*read_only=*/true);
-    SQLite::Statement q(s.db(), "SELECT id, pgid FROM trials WHERE state = 'running' AND pgid > 0");
+    SQLite::Statement q(raw_db(s), "SELECT id, pgid FROM trials WHERE state = 'running' AND pgid > 0");
     if (q.executeStep()) {
       victim = q.getColumn(0).getInt64();
       orphan_pgid = q.getColumn(1).getInt();

@@ -17,7 +17,7 @@
 #include <boost/process.hpp>
 
 #include "agent/dashboard/server.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent::dashboard {

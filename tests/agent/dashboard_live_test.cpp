@@ -16,7 +16,7 @@
 
 #include "agent/dashboard/server.hpp"
 #include "benchmarks/http_get.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 #include "integration/run_command.hpp"
 
 namespace sg::agent::dashboard {

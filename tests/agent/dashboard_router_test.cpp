@@ -14,7 +14,8 @@
 #include "agent/dashboard/router.hpp"
 #include "agent/dashboard/server.hpp"
 #include "agent/store/store.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent::dashboard {
 namespace {
@@ -483,7 +484,7 @@ TEST_F(DashboardRouterTest, ServingNeverWritesTheDb) {
   }
   EXPECT_EQ(before, slurp(db_));
   Store ro(db_, /*read_only=*/true);
-  EXPECT_THROW(ro.db().exec("DELETE FROM campaigns"), SQLite::Exception);
+  EXPECT_THROW(raw_db(ro).exec("DELETE FROM campaigns"), SQLite::Exception);
 }
 
 TEST_F(DashboardRouterTest, ServeRefusesMissingDbAndBadListenAddress) {

@@ -1,4 +1,4 @@
-// The server-side sample of a campaign's chart series (agent/dashboard/series_sample.cpp):
+// The server-side sample of a campaign's chart series (agent/store/queries/series_sample.cpp):
 // at most max_points trials, every preset's and (up to half the room) every frontier
 // trial kept, every disposition present and the rest shared by their counts.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "agent/dashboard/series_sample.hpp"
+#include "agent/store/queries/series_sample.hpp"
 
 namespace sg::agent::dashboard {
 namespace {

@@ -23,6 +23,7 @@
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -294,7 +295,7 @@ struct Interval {
 
 std::vector<Interval> finished_intervals(const std::string& db, std::int64_t cid) {
   Store s(db, /*read_only=*/true);
-  SQLite::Statement q(s.db(), "SELECT purpose, trial_key, started_at, finished_at, executor, slots FROM trials "
+  SQLite::Statement q(raw_db(s), "SELECT purpose, trial_key, started_at, finished_at, executor, slots FROM trials "
                               "WHERE campaign_id = ? AND state = 'finished' ORDER BY id");
   q.bind(1, cid);
   std::vector<Interval> out;
@@ -337,7 +338,7 @@ TEST(ParallelDispatch, TrialsRunSideBySideAndSpeedPairsAlone) {
   EXPECT_GT(speed, 0);
   {
     Store s(o.db_path, /*read_only=*/true);
-    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'");
+    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'");
     q.bind(1, cid);
     q.executeStep();
     EXPECT_EQ(q.getColumn(0).getInt(), 0) << "every claimed trial is recorded as finished";

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/router.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 
 namespace sg::agent::dashboard {
 namespace {

@@ -13,6 +13,7 @@
 #include "agent/common/files.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -49,10 +50,10 @@ TEST(Load, FourControllersShareOneDatabase) {
   }
 
   Store s(dir + "/sg.db", /*read_only=*/true);
-  EXPECT_EQ(s.db().execAndGet("PRAGMA integrity_check").getString(), "ok");
-  EXPECT_EQ(s.db().execAndGet("SELECT count(*) FROM trials").getInt(), kControllers * kTrialsEach);
-  EXPECT_EQ(s.db().execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);
-  SQLite::Statement q(s.db(), "SELECT id, state FROM campaigns");
+  EXPECT_EQ(raw_db(s).execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM trials").getInt(), kControllers * kTrialsEach);
+  EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);
+  SQLite::Statement q(raw_db(s), "SELECT id, state FROM campaigns");
   while (q.executeStep()) {
     const std::int64_t cid = q.getColumn(0).getInt64();
     EXPECT_EQ(q.getColumn(1).getString(), "finished") << "campaign " << cid;

@@ -18,11 +18,12 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/files.hpp"
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent::nightly {
 namespace {
@@ -76,7 +77,7 @@ class NightlyTest : public ::testing::Test {
   }
 
   int count(Store& s, const std::string& sql, std::int64_t campaign_id) {
-    SQLite::Statement q(s.db(), sql);
+    SQLite::Statement q(raw_db(s), sql);
     q.bind(1, campaign_id);
     q.executeStep();
     return q.getColumn(0).getInt();
@@ -126,21 +127,21 @@ TEST_F(NightlyTest, SlowerPresetIsDemotedAndExitCodeIsOne) {
   EXPECT_NE(readme->find("regression limit"), std::string::npos) << *readme;
 
   Store s(dir_ + "/sg.db");
-  SQLite::Statement v(s.db(), "SELECT name, verdict, recorded_speedup, measured_speedup FROM preset_verifications ORDER BY name");
+  SQLite::Statement v(raw_db(s), "SELECT name, verdict, recorded_speedup, measured_speedup FROM preset_verifications ORDER BY name");
   std::map<std::string, std::string> verdicts;
   while (v.executeStep()) {
     verdicts[v.getColumn(0).getString()] = v.getColumn(1).getString();
     if (v.getColumn(0).getString() == "fast") EXPECT_LT(v.getColumn(3).getDouble(), 0.95 * v.getColumn(2).getDouble());
   }
   EXPECT_EQ(verdicts["fast"], "demoted");
-  SQLite::Statement d(s.db(), "SELECT COUNT(*) FROM presets WHERE name = 'fast' AND demoted_at IS NOT NULL AND campaign_id = 1");
+  SQLite::Statement d(raw_db(s), "SELECT COUNT(*) FROM presets WHERE name = 'fast' AND demoted_at IS NOT NULL AND campaign_id = 1");
   d.executeStep();
   EXPECT_EQ(d.getColumn(0).getInt(), 1) << "the recorded preset row is marked demoted";
-  SQLite::Statement n(s.db(), "SELECT exit_code FROM nightly_runs WHERE campaign_id = 2");
+  SQLite::Statement n(raw_db(s), "SELECT exit_code FROM nightly_runs WHERE campaign_id = 2");
   ASSERT_TRUE(n.executeStep());
   EXPECT_EQ(n.getColumn(0).getInt(), 1);
   // The trend keeps the bad night as a marked point.
-  const nlohmann::json fast = dashboard::preset_series(s.db()).at("fast");
+  const nlohmann::json fast = dashboard::preset_series(s).at("fast");
   ASSERT_EQ(fast.size(), 2u) << fast.dump();
   EXPECT_FALSE(fast[0].at("demoted").get<bool>());
   EXPECT_TRUE(fast[1].at("demoted").get<bool>());
@@ -277,7 +278,7 @@ TEST_F(NightlyTest, WarmStartSkipsKnownTrials) {
   for (const auto& t : s.trials(first.campaign_id)) {
     if (t.state == "finished" && t.run_ok) first_keys.insert(t.trial_key);
   }
-  SQLite::Statement q(s.db(), "SELECT trial_key, purpose, config_key, reused_from FROM trials WHERE campaign_id = ?");
+  SQLite::Statement q(raw_db(s), "SELECT trial_key, purpose, config_key, reused_from FROM trials WHERE campaign_id = ?");
   q.bind(1, second.campaign_id);
   int rerun_known = 0;
   while (q.executeStep()) {
@@ -307,7 +308,7 @@ TEST_F(NightlyTest, TwoNightsGiveATrendWithTwoPoints) {
   NightlyReport first = night(options());
   NightlyReport second = night(options());
   Store s(dir_ + "/sg.db", /*read_only=*/true);
-  nlohmann::json series = dashboard::preset_series(s.db());
+  nlohmann::json series = dashboard::preset_series(s);
   for (const char* name : {"fast", "fast_80gb"}) {
     ASSERT_TRUE(series.contains(name)) << series.dump();
     ASSERT_EQ(series[name].size(), 2u) << series.dump();

@@ -10,6 +10,7 @@
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -40,7 +41,7 @@ TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
   auto camp = s.latest_campaign(/*unfinished_only=*/false, "lm", "tiny");
   ASSERT_TRUE(camp.has_value());
   int tried = 0;
-  SQLite::Statement q(s.db(), "SELECT DISTINCT config_key FROM trials WHERE campaign_id = ?");
+  SQLite::Statement q(raw_db(s), "SELECT DISTINCT config_key FROM trials WHERE campaign_id = ?");
   q.bind(1, camp->id);
   while (q.executeStep()) {
     for (const auto& [name, value] : config_from_key(q.getColumn(0).getString())) {

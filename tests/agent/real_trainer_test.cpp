@@ -13,6 +13,7 @@
 #include "agent/runner/trial.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -44,7 +45,7 @@ TEST(RealTrainer, TinyCampaignEmitsPresets) {
   EXPECT_EQ(r.code, 0) << r.err;
   {
     Store s(dir + "/results/sg.db", /*read_only=*/true);
-    SQLite::Statement q(s.db(), "SELECT COUNT(*) FROM projections WHERE measured_bytes IS NOT NULL");
+    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM projections WHERE measured_bytes IS NOT NULL");
     q.executeStep();
     EXPECT_GT(q.getColumn(0).getInt(), 0) << "target micro-batch 2 was measured: its error is stored";
   }

@@ -15,7 +15,7 @@
 
 #include "agent/common/files.hpp"
 #include "benchmarks/http_get.hpp"
-#include "benchmarks/synthetic_store.hpp"
+#include "agent/store/fixtures/synthetic_store.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {

@@ -14,6 +14,7 @@
 #include "agent/store/shared_claims.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -45,7 +46,7 @@ TEST(SharedCampaign, ThreeControllersWithIdenticalOptionsRunEachTrialKeyOnce) {
   }
 
   Store s(dir + "/sg.db", /*read_only=*/true);
-  EXPECT_EQ(s.db().execAndGet("SELECT COUNT(*) FROM campaigns").getInt(), 1)
+  EXPECT_EQ(raw_db(s).execAndGet("SELECT COUNT(*) FROM campaigns").getInt(), 1)
       << "one shared campaign";
   std::map<std::string, int> finished_per_key;
   int finished = 0;
@@ -94,12 +95,12 @@ TEST(SharedCampaign, ReservationsAreTakenOnceAndReleased) {
   // A key held by another live controller is waited for: here the holder (pid 1 on
   // this host) finishes it from another thread while we wait.
   EXPECT_EQ(reserve_trial_key(s, cid, "candidate", "k2", 3600, poll), KeyReservation::reserved);
-  s.db().exec("UPDATE trials SET controller_pid = 1 WHERE trial_key = 'k2'");
+  raw_db(s).exec("UPDATE trials SET controller_pid = 1 WHERE trial_key = 'k2'");
   bool waited = false;
   std::thread holder([&] {
     Store other(dir + "/sg.db");
     while (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    other.db().exec(
+    raw_db(other).exec(
         "UPDATE trials SET state = 'finished', run_ok = 0, disposition = 'crash' WHERE trial_key = "
         "'k2'");
   });

@@ -13,6 +13,7 @@
 #include "agent/store/schema.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -63,8 +64,8 @@ TEST_F(StoreFaultsTest, DiskFullIsAStoreErrorAndTheDatabaseStaysIntact) {
     const std::int64_t cid = make_campaign(s);
     record_trial(s, cid, written++, &claimed);
     // SQLITE_FULL exactly as a full disk gives it: the pager cannot grow the file.
-    const int pages = s.db().execAndGet("PRAGMA page_count").getInt();
-    s.db().exec(fmt::format("PRAGMA max_page_count = {}", pages + 8));
+    const int pages = raw_db(s).execAndGet("PRAGMA page_count").getInt();
+    raw_db(s).exec(fmt::format("PRAGMA max_page_count = {}", pages + 8));
     for (int i = 0; i < 100 && message.empty(); ++i) {
       try {
         record_trial(s, cid, written, &claimed);
@@ -121,7 +122,7 @@ TEST_F(StoreFaultsTest, ControllersOpeningAFreshDatabaseTogetherMigrateItOnce) {
     for (int c = 0; c < kControllers; ++c) EXPECT_EQ(errors[c], "") << "round " << round << " controller " << c;
     Store s(path, /*read_only=*/true);
     EXPECT_EQ(s.schema_version(), kSchemaVersion);
-    EXPECT_EQ(s.db().execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);
+    EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);
     EXPECT_EQ(integrity(path), "ok");
   }
 }

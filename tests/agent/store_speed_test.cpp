@@ -9,6 +9,7 @@
 #include "agent/store/schema.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -52,7 +53,7 @@ TEST(StoreSpeed, VersionFiveDatabaseMigratesAndTakesInconclusive) {
   EXPECT_DOUBLE_EQ(rows[1].speedup_lo, 0.97);
   EXPECT_DOUBLE_EQ(rows[1].speedup_hi, 1.05);
   EXPECT_EQ(rows[1].pairs, 8);
-  EXPECT_EQ(s.db().execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(raw_db(s).execAndGet("PRAGMA integrity_check").getString(), "ok");
   std::filesystem::remove_all(dir);
 }
 

@@ -14,6 +14,7 @@
 #include "agent/common/files.hpp"
 #include "agent/store/schema.hpp"
 #include "test_util.hpp"
+#include "store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -65,8 +66,8 @@ TEST_F(StoreTest, EmbeddedSchemaMirrorsResultsSchemaSql) {
 TEST_F(StoreTest, FreshDatabaseIsCurrentWalWithBusyTimeout) {
   Store s(db);
   EXPECT_EQ(s.schema_version(), kSchemaVersion);
-  EXPECT_EQ(s.db().execAndGet("PRAGMA journal_mode").getString(), "wal");
-  EXPECT_GE(s.db().execAndGet("PRAGMA busy_timeout").getInt(), 5000);
+  EXPECT_EQ(raw_db(s).execAndGet("PRAGMA journal_mode").getString(), "wal");
+  EXPECT_GE(raw_db(s).execAndGet("PRAGMA busy_timeout").getInt(), 5000);
 }
 
 TEST_F(StoreTest, ReopenDoesNotMigrateTwice) {
@@ -84,9 +85,9 @@ TEST_F(StoreTest, MigratesFromVersionZero) {
   }
   Store s(db);
   EXPECT_EQ(s.schema_version(), kSchemaVersion);
-  EXPECT_TRUE(s.db().tableExists("trials"));
-  EXPECT_TRUE(s.db().tableExists("projections"));
-  EXPECT_TRUE(s.db().tableExists("unrelated"));
+  EXPECT_TRUE(raw_db(s).tableExists("trials"));
+  EXPECT_TRUE(raw_db(s).tableExists("projections"));
+  EXPECT_TRUE(raw_db(s).tableExists("unrelated"));
 }
 
 TEST_F(StoreTest, NewerSchemaIsRefusedAndUntouched) {
@@ -128,7 +129,7 @@ TEST_F(StoreTest, NanIsStoredExplicitly) {
   p.measured_bytes = std::nan("");
   p.relative_error = INFINITY;
   s.add_projection(p);
-  SQLite::Statement q(s.db(), "SELECT measured_bytes, relative_error, typeof(measured_bytes) FROM projections");
+  SQLite::Statement q(raw_db(s), "SELECT measured_bytes, relative_error, typeof(measured_bytes) FROM projections");
   ASSERT_TRUE(q.executeStep());
   EXPECT_TRUE(std::isnan(column_real(q.getColumn(0))));
   EXPECT_TRUE(std::isinf(column_real(q.getColumn(1))));
@@ -160,7 +161,7 @@ TEST_F(StoreTest, DeadControllerTrialMarkedStaleExactlyOnceAndRequeued) {
   pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   ::waitpid(child, nullptr, 0);
-  SQLite::Statement up(s.db(), "UPDATE trials SET controller_pid = ? WHERE id = ?");
+  SQLite::Statement up(raw_db(s), "UPDATE trials SET controller_pid = ? WHERE id = ?");
   up.bind(1, static_cast<int>(child));
   up.bind(2, id);
   up.exec();
@@ -191,7 +192,7 @@ TEST_F(StoreTest, LiveControllerTrialIsNotStale) {
   s.claim_trial(t);  // our own pid, fresh heartbeat
   EXPECT_TRUE(s.mark_stale_and_requeue(t.campaign_id, 3600).empty());
   // ...but a silent heartbeat makes it stale even when the pid lives.
-  s.db().exec("UPDATE trials SET heartbeat_at = 0, controller_pid = 1");
+  raw_db(s).exec("UPDATE trials SET heartbeat_at = 0, controller_pid = 1");
   EXPECT_EQ(s.mark_stale_and_requeue(t.campaign_id, 60).size(), 1u);
 }
 
@@ -206,7 +207,7 @@ TEST_F(StoreTest, EvaluationRowsAreUpsertedPerConfigAndSteps) {
   e.disposition = Disposition::slower;
   auto id2 = s.add_evaluation(e);
   EXPECT_EQ(id1, id2);
-  EXPECT_EQ(s.db().execAndGet("SELECT COUNT(*) FROM kernel_trials").getInt(), 1);
+  EXPECT_EQ(raw_db(s).execAndGet("SELECT COUNT(*) FROM kernel_trials").getInt(), 1);
   auto all = s.evaluations(e.campaign_id);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].disposition, Disposition::slower);
@@ -254,7 +255,7 @@ TEST_F(StoreTest, WritesUseImmediateTransactionsAndRollBack) {
   Store s(db);
   auto cid = campaign(s);
   EXPECT_THROW(s.write([&] {
-    s.db().exec("UPDATE campaigns SET note = 'x'");
+    raw_db(s).exec("UPDATE campaigns SET note = 'x'");
     throw std::runtime_error("boom");
   }), std::runtime_error);
   EXPECT_EQ(s.campaign(cid)->note, "");

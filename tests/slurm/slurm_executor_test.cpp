@@ -15,6 +15,7 @@
 #include "agent/runner/slurm_executor.hpp"
 #include "agent/store/store.hpp"
 #include "agent/test_util.hpp"
+#include "agent/store_sql.hpp"
 
 namespace sg::agent {
 namespace {
@@ -137,7 +138,7 @@ TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
   Store s(dir + "/results/sg.db", /*read_only=*/true);
-  SQLite::Statement q(s.db(), "SELECT executor, job_id, result_path FROM trials WHERE state = 'finished'");
+  SQLite::Statement q(raw_db(s), "SELECT executor, job_id, result_path FROM trials WHERE state = 'finished'");
   int rows = 0;
   while (q.executeStep()) {
     ++rows;

@@ -1,11 +1,13 @@
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "agent/dashboard/evidence.hpp"
-#include "agent/dashboard/series_sample.hpp"
+#include "agent/store/connection.hpp"
+#include "agent/store/queries/evidence.hpp"
+#include "agent/store/queries/query_sql.hpp"
+#include "agent/store/queries/series_sample.hpp"
 
 namespace sg::agent::dashboard {
 namespace {
@@ -70,7 +72,8 @@ std::string finite(const std::string& column) {
   return "CASE WHEN typeof(" + column + ") IN ('integer', 'real') THEN " + column + " END";
 }
 
-json campaigns(SQLite::Database& db) {
+json campaigns(Store& store) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
       "SELECT c.id, c.created_at, c.finished_at, c.state, c.workload, c.size, c.deterministic, "
       "c.note, e.fingerprint_hash, "
@@ -86,13 +89,15 @@ json campaigns(SQLite::Database& db) {
   return out;
 }
 
-bool campaign_exists(SQLite::Database& db, std::int64_t campaign_id) {
+bool campaign_exists(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db, "SELECT 1 FROM campaigns WHERE id = ?");
   q.bind(1, campaign_id);
   return q.executeStep();
 }
 
-std::string campaign_trials(SQLite::Database& db, std::int64_t campaign_id) {
+std::string campaign_trials(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   return json_array_of(db, "SELECT json_group_array(" + evaluation_object() +
                                ") FROM (SELECT * FROM evaluations WHERE campaign_id = ? ORDER BY id) v",
                        campaign_id);
@@ -110,7 +115,8 @@ std::optional<std::string> sort_column(const std::string& name) {
   return it->second;
 }
 
-json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const TrialPage& page) {
+json campaign_trial_page(Store& store, std::int64_t campaign_id, const TrialPage& page) {
+  SQLite::Database& db = store_detail::connection(store);
   // sort was checked by the caller (sort_column); NULLs last either way.
   const std::string column = sort_column(page.sort).value_or("id");
   const std::string order = " ORDER BY (" + column + ") IS NULL, " + column +
@@ -136,7 +142,8 @@ json campaign_trial_page(SQLite::Database& db, std::int64_t campaign_id, const T
           {"evaluations", json::parse(q.getColumn(0).isNull() ? "[]" : q.getColumn(0).getString())}};
 }
 
-json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t max_points) {
+json campaign_series(Store& store, std::int64_t campaign_id, std::size_t max_points) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
       "SELECT v.id, v.disposition, " + finite("v.speedup") + ", " + finite("v.samples_per_s") + ", " +
       finite("v.projected_peak_bytes") + ", (SELECT MAX(t.peak_allocated_bytes) FROM "
@@ -203,20 +210,23 @@ json campaign_series(SQLite::Database& db, std::int64_t campaign_id, std::size_t
           {"series", series}};
 }
 
-std::optional<std::int64_t> newest_campaign(SQLite::Database& db) {
+std::optional<std::int64_t> newest_campaign(Store& store) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db, "SELECT MAX(id) FROM campaigns");
   if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
   return q.getColumn(0).getInt64();
 }
 
-std::string campaign_frontier(SQLite::Database& db, std::int64_t campaign_id) {
+std::string campaign_frontier(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   return json_array_of(db, "SELECT json_group_array(" + evaluation_object() +
                                ") FROM (SELECT * FROM evaluations WHERE campaign_id = ? AND "
                                "on_frontier = 1 ORDER BY projected_peak_bytes) v",
                        campaign_id);
 }
 
-std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id) {
+std::string campaign_projections(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   return json_array_of(db,
       "SELECT json_group_array(json_object('id', id, 'config_key', config_key, "
       "'target_micro_batch', target_micro_batch, 'world_size', world_size, 'zero_stage', "
@@ -225,7 +235,8 @@ std::string campaign_projections(SQLite::Database& db, std::int64_t campaign_id)
       ")) FROM (SELECT * FROM projections WHERE campaign_id = ? ORDER BY id)", campaign_id);
 }
 
-json campaign_presets(SQLite::Database& db, std::int64_t campaign_id) {
+json campaign_presets(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
       "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id, "
       "p.speedup, p.speedup_spread, p.projected_peak_bytes, p.fingerprint_hash, p.created_at, "
@@ -235,11 +246,12 @@ json campaign_presets(SQLite::Database& db, std::int64_t campaign_id) {
   q.bind(1, campaign_id);
   q.bind(2, campaign_id);
   json out = rows(q);
-  for (auto& p : out) p["headline"] = preset_headline(db, p);
+  for (auto& p : out) p["headline"] = preset_headline(store, p);
   return out;
 }
 
-json campaign_gate(SQLite::Database& db, std::int64_t campaign_id) {
+json campaign_gate(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   json out = {{"host_noise", json::array()}, {"rounding_bands", json::array()}};
   if (db.tableExists("host_noise")) {  // schema 6
     SQLite::Statement q(db,
@@ -258,7 +270,8 @@ json campaign_gate(SQLite::Database& db, std::int64_t campaign_id) {
   return out;
 }
 
-json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id) {
+json campaign_budgets(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   json out = json::array();
   SQLite::Statement q(db, "SELECT options_json FROM campaigns WHERE id = ?");
   q.bind(1, campaign_id);
@@ -285,7 +298,8 @@ json campaign_budgets(SQLite::Database& db, std::int64_t campaign_id) {
   return out;
 }
 
-json presets(SQLite::Database& db) {
+json presets(Store& store) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
       "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id, "
       "p.trial_ids_json, p.speedup, p.speedup_spread, p.projected_peak_bytes, p.fingerprint_hash, "
@@ -295,12 +309,13 @@ json presets(SQLite::Database& db) {
   for (auto& p : out) {
     p["trial_ids"] = parse_or(p["trial_ids_json"], json::array());
     p.erase("trial_ids_json");
-    p["headline"] = preset_headline(db, p);
+    p["headline"] = preset_headline(store, p);
   }
   return out;
 }
 
-json preset_series(SQLite::Database& db) {
+json preset_series(Store& store) {
+  SQLite::Database& db = store_detail::connection(store);
   // demoted: that campaign (a night of speedgate nightly) demoted the preset. The
   // verifications table arrived with schema version 2; a version-1 file has none.
   const bool has_verifications = db.tableExists("preset_verifications");
@@ -317,7 +332,7 @@ json preset_series(SQLite::Database& db) {
     // The preset's headline figure (preset_headline), as everywhere else.
     json preset = {{"name", name}, {"campaign_id", value(q.getColumn(1))}, {"speedup", value(q.getColumn(3))},
                    {"speedup_spread", value(q.getColumn(4))}, {"evaluation_id", value(q.getColumn(5))}};
-    const json headline = preset_headline(db, preset);
+    const json headline = preset_headline(store, preset);
     out[name].push_back({{"campaign_id", value(q.getColumn(1))},
                          {"created_at", value(q.getColumn(2))},
                          {"speedup", headline["speedup"]},
@@ -328,7 +343,8 @@ json preset_series(SQLite::Database& db) {
   return out;
 }
 
-std::optional<json> run(SQLite::Database& db, std::int64_t trial_id) {
+std::optional<json> run(Store& store, std::int64_t trial_id) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
       "SELECT id, campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
       "micro_batch, grad_accum, repeat, state, disposition, run_ok, reason, started_at, "
@@ -350,7 +366,8 @@ std::optional<json> run(SQLite::Database& db, std::int64_t trial_id) {
   return r;
 }
 
-std::optional<RunLog> run_log(SQLite::Database& db, std::int64_t trial_id, const std::string& stream) {
+std::optional<RunLog> run_log(Store& store, std::int64_t trial_id, const std::string& stream) {
+  SQLite::Database& db = store_detail::connection(store);
   if (stream != "stdout" && stream != "stderr") return std::nullopt;
   const bool reused = has_column(db, "trials", "reused_from");
   SQLite::Statement q(db, "SELECT " + stream + "_log, campaign_id, " +
@@ -372,7 +389,8 @@ std::optional<RunLog> run_log(SQLite::Database& db, std::int64_t trial_id, const
   return out;
 }
 
-json preset_headline(SQLite::Database& db, const json& preset) {
+json preset_headline(Store& store, const json& preset) {
+  SQLite::Database& db = store_detail::connection(store);
   // The paired figure at the target micro-batch (finals) when there is one; else the
   // evaluation's paired interval; else the preset's recorded speedup ± spread.
   if (db.tableExists("target_finals") && preset.value("evaluation_id", json()).is_number()) {

@@ -1,4 +1,4 @@
-#include "agent/dashboard/series_sample.hpp"
+#include "agent/store/queries/series_sample.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,10 @@
-#include "agent/nightly/nightly_store.hpp"
+#include "agent/store/nightly_store.hpp"
 
 #include <fmt/format.h>
+
+#include "agent/store/connection.hpp"
+#include "agent/store/row_maps.hpp"
+#include "agent/store/sql_value.hpp"
 
 namespace sg::agent::nightly {
 
@@ -8,21 +12,25 @@ using nlohmann::json;
 
 namespace {
 
-std::string text(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
-
 // Every trials column except id and campaign_id, in one order for the copy.
 const char* kCopiedTrialColumns =
-    "trial_key, purpose, config_key, config_json, seed, steps, micro_batch, grad_accum, repeat, state, "
-    "disposition, run_ok, reason, queued_at, started_at, finished_at, wall_s, exit_code, signal, samples_per_s, "
-    "tokens_per_s, peak_allocated_bytes, peak_reserved_bytes, breakdown_json, param_digest, optimizer_digest, "
-    "eval_loss, eval_loss_bits, environment_id, trial_dir, stdout_log, stderr_log, result_path, result_json, "
+    "trial_key, purpose, config_key, config_json, seed, steps, micro_batch, grad_accum, repeat, "
+    "state, "
+    "disposition, run_ok, reason, queued_at, started_at, finished_at, wall_s, exit_code, signal, "
+    "samples_per_s, "
+    "tokens_per_s, peak_allocated_bytes, peak_reserved_bytes, breakdown_json, param_digest, "
+    "optimizer_digest, "
+    "eval_loss, eval_loss_bits, environment_id, trial_dir, stdout_log, stderr_log, result_path, "
+    "result_json, "
     "host, controller_pid, pgid, heartbeat_at";
 
 }  // namespace
 
 std::optional<std::int64_t> resumable_campaign(Store& store, const CampaignRow& wanted) {
-  SQLite::Statement q(store.db(),
-      "SELECT id FROM campaigns WHERE state = 'running' AND workload = ? AND size = ? AND trainer = ? "
+  SQLite::Statement q(
+      store_detail::connection(store),
+      "SELECT id FROM campaigns WHERE state = 'running' AND workload = ? AND size = ? AND trainer "
+      "= ? "
       "AND manifest_json = ? AND options_json = ? AND julianday('now') - julianday(created_at) < ? "
       "ORDER BY id DESC LIMIT 1");
   q.bind(1, wanted.workload);
@@ -37,17 +45,20 @@ std::optional<std::int64_t> resumable_campaign(Store& store, const CampaignRow& 
 
 bool never_reused(const std::string& purpose) { return purpose == "baseline" || purpose == "band"; }
 
-std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id, std::int64_t env_id,
+std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id,
+                                                 std::int64_t env_id,
                                                  const std::string& trial_key) {
   std::optional<std::int64_t> copied;
   store.write([&] {
-    SQLite::Statement have(store.db(),
+    SQLite::Statement have(
+        store_detail::connection(store),
         "SELECT 1 FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'finished' "
         "AND (disposition IS NULL OR disposition != 'stale')");
     have.bind(1, campaign_id);
     have.bind(2, trial_key);
     if (have.executeStep()) return;
-    SQLite::Statement src(store.db(),
+    SQLite::Statement src(
+        store_detail::connection(store),
         "SELECT t.id FROM trials t JOIN campaigns c ON c.id = t.campaign_id "
         "JOIN campaigns me ON me.id = ? "
         "WHERE t.trial_key = ? AND t.state = 'finished' AND t.run_ok = 1 AND t.environment_id = ? "
@@ -59,20 +70,25 @@ std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t camp
     if (!src.executeStep()) return;
     const std::int64_t source = src.getColumn(0).getInt64();
     // A queued copy left by a stale run of this key is superseded by the copy.
-    SQLite::Statement drop(store.db(), "DELETE FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'queued'");
+    SQLite::Statement drop(
+        store_detail::connection(store),
+        "DELETE FROM trials WHERE campaign_id = ? AND trial_key = ? AND state = 'queued'");
     drop.bind(1, campaign_id);
     drop.bind(2, trial_key);
     drop.exec();
-    SQLite::Statement ins(store.db(),
-        fmt::format("INSERT INTO trials(campaign_id, {0}, reused_from) SELECT ?, {0}, id FROM trials WHERE id = ?",
-                    kCopiedTrialColumns));
+    SQLite::Statement ins(store_detail::connection(store),
+                          fmt::format("INSERT INTO trials(campaign_id, {0}, reused_from) SELECT ?, "
+                                      "{0}, id FROM trials WHERE id = ?",
+                                      kCopiedTrialColumns));
     ins.bind(1, campaign_id);
     ins.bind(2, source);
     ins.exec();
-    const std::int64_t id = store.db().getLastInsertRowid();
-    SQLite::Statement steps(store.db(),
+    const std::int64_t id = store_detail::connection(store).getLastInsertRowid();
+    SQLite::Statement steps(
+        store_detail::connection(store),
         "INSERT INTO steps(trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds) "
-        "SELECT ?, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds FROM steps WHERE trial_id = ?");
+        "SELECT ?, step, loss, loss_bits, grad_norm, grad_norm_bits, seconds FROM steps WHERE "
+        "trial_id = ?");
     steps.bind(1, id);
     steps.bind(2, source);
     steps.exec();
@@ -82,22 +98,27 @@ std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t camp
 }
 
 int reused_trials(Store& store, std::int64_t campaign_id) {
-  SQLite::Statement q(store.db(), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND reused_from IS NOT NULL");
+  SQLite::Statement q(
+      store_detail::connection(store),
+      "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND reused_from IS NOT NULL");
   q.bind(1, campaign_id);
   q.executeStep();
   return q.getColumn(0).getInt();
 }
 
 json environment_json(Store& store, std::int64_t env_id) {
-  SQLite::Statement q(store.db(), "SELECT fingerprint_json FROM environments WHERE id = ?");
+  SQLite::Statement q(store_detail::connection(store),
+                      "SELECT fingerprint_json FROM environments WHERE id = ?");
   q.bind(1, env_id);
   if (!q.executeStep()) return json::object();
-  return json::parse(text(q.getColumn(0)), nullptr, false);
+  return json::parse(column_text(q.getColumn(0)), nullptr, false);
 }
 
 std::optional<PreviousEnvironment> previous_environment(Store& store, std::int64_t campaign_id,
-                                                        const std::string& workload, const std::string& size) {
-  SQLite::Statement q(store.db(),
+                                                        const std::string& workload,
+                                                        const std::string& size) {
+  SQLite::Statement q(
+      store_detail::connection(store),
       "SELECT c.id, e.id, e.fingerprint_hash, e.fingerprint_json FROM campaigns c "
       "JOIN environments e ON e.id = c.environment_id "
       "WHERE c.id < ? AND c.workload = ? AND c.size = ? ORDER BY c.id DESC LIMIT 1");
@@ -108,8 +129,8 @@ std::optional<PreviousEnvironment> previous_environment(Store& store, std::int64
   PreviousEnvironment p;
   p.campaign_id = q.getColumn(0).getInt64();
   p.environment_id = q.getColumn(1).getInt64();
-  p.hash = text(q.getColumn(2));
-  p.fingerprint = json::parse(text(q.getColumn(3)), nullptr, false);
+  p.hash = column_text(q.getColumn(2));
+  p.fingerprint = json::parse(column_text(q.getColumn(3)), nullptr, false);
   return p;
 }
 
@@ -127,9 +148,11 @@ json fingerprint_diff(const json& before, const json& after) {
 
 void begin_nightly_run(Store& store, std::int64_t campaign_id, double budget_minutes) {
   store.write([&] {
-    SQLite::Statement st(store.db(),
+    SQLite::Statement st(
+        store_detail::connection(store),
         "INSERT INTO nightly_runs(campaign_id, budget_minutes, state) VALUES(?, ?, 'running') "
-        "ON CONFLICT(campaign_id) DO UPDATE SET state = 'running', budget_minutes = excluded.budget_minutes");
+        "ON CONFLICT(campaign_id) DO UPDATE SET state = 'running', budget_minutes = "
+        "excluded.budget_minutes");
     st.bind(1, campaign_id);
     bind_real(st, 2, budget_minutes);
     st.exec();
@@ -138,10 +161,14 @@ void begin_nightly_run(Store& store, std::int64_t campaign_id, double budget_min
 
 void set_nightly_environment(Store& store, const NightlyRunRow& r) {
   store.write([&] {
-    SQLite::Statement st(store.db(),
-        "UPDATE nightly_runs SET previous_campaign_id = ?, environment_changed = ?, previous_fingerprint_hash = ?, "
-        "fingerprint_hash = ?, environment_diff_json = ? WHERE campaign_id = ?");
-    if (r.previous_campaign_id) st.bind(1, *r.previous_campaign_id); else st.bind(1);
+    SQLite::Statement st(store_detail::connection(store),
+                         "UPDATE nightly_runs SET previous_campaign_id = ?, environment_changed = "
+                         "?, previous_fingerprint_hash = ?, "
+                         "fingerprint_hash = ?, environment_diff_json = ? WHERE campaign_id = ?");
+    if (r.previous_campaign_id)
+      st.bind(1, *r.previous_campaign_id);
+    else
+      st.bind(1);
     st.bind(2, r.environment_changed ? 1 : 0);
     st.bind(3, r.previous_fingerprint_hash);
     st.bind(4, r.fingerprint_hash);
@@ -151,9 +178,11 @@ void set_nightly_environment(Store& store, const NightlyRunRow& r) {
   });
 }
 
-void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code, const json& summary) {
+void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code,
+                        const json& summary) {
   store.write([&] {
-    SQLite::Statement st(store.db(),
+    SQLite::Statement st(
+        store_detail::connection(store),
         "UPDATE nightly_runs SET state = 'finished', exit_code = ?, summary_json = ?, "
         "finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE campaign_id = ?");
     st.bind(1, exit_code);
@@ -163,33 +192,24 @@ void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code, c
   });
 }
 
-std::vector<StoredPreset> stored_presets(Store& store, const std::string& workload, const std::string& size) {
-  SQLite::Statement q(store.db(),
-      "SELECT p.id, p.campaign_id, p.name, p.path, p.config_key, p.fingerprint_hash, p.content, p.budget_bytes, "
-      "p.speedup, p.speedup_spread, p.projected_peak_bytes, p.evaluation_id, p.demoted_at, p.demoted_reason "
-      "FROM presets p JOIN campaigns c ON c.id = p.campaign_id WHERE c.workload = ? AND c.size = ? "
-      "ORDER BY p.id DESC");
+std::vector<StoredPreset> stored_presets(Store& store, const std::string& workload,
+                                         const std::string& size) {
+  SQLite::Statement q(
+      store_detail::connection(store),
+      fmt::format("SELECT p.id, {}, p.demoted_at, p.demoted_reason FROM presets p "
+                  "JOIN campaigns c ON c.id = p.campaign_id WHERE c.workload = ? AND c.size = ? "
+                  "ORDER BY p.id DESC",
+                  preset_map().select_list(kSchemaVersion, "p")));
   q.bind(1, workload);
   q.bind(2, size);
   std::vector<StoredPreset> out;
+  const int after = 1 + preset_map().size();
   while (q.executeStep()) {
     StoredPreset s;
-    int i = 0;
-    s.id = q.getColumn(i++).getInt64();
-    s.row.campaign_id = q.getColumn(i++).getInt64();
-    s.row.name = text(q.getColumn(i++));
-    s.row.path = text(q.getColumn(i++));
-    s.row.config_key = text(q.getColumn(i++));
-    s.row.fingerprint_hash = text(q.getColumn(i++));
-    s.row.content = text(q.getColumn(i++));
-    s.row.budget_bytes = column_real(q.getColumn(i++));
-    s.row.speedup = column_real(q.getColumn(i++));
-    s.row.speedup_spread = column_real(q.getColumn(i++));
-    s.row.projected_peak_bytes = column_real(q.getColumn(i++));
-    if (!q.getColumn(i).isNull()) s.row.evaluation_id = q.getColumn(i).getInt64();
-    ++i;
-    s.demoted_at = text(q.getColumn(i++));
-    s.demoted_reason = text(q.getColumn(i++));
+    s.id = q.getColumn(0).getInt64();
+    s.row = preset_map().read(q, 1);
+    s.demoted_at = column_text(q.getColumn(after));
+    s.demoted_reason = column_text(q.getColumn(after + 1));
     out.push_back(std::move(s));
   }
   return out;
@@ -197,11 +217,16 @@ std::vector<StoredPreset> stored_presets(Store& store, const std::string& worklo
 
 void add_verification(Store& store, const VerificationRow& v) {
   store.write([&] {
-    SQLite::Statement st(store.db(),
+    SQLite::Statement st(
+        store_detail::connection(store),
         "INSERT INTO preset_verifications(campaign_id, preset_id, name, path, config_key, verdict, "
-        "recorded_speedup, measured_speedup, regression_limit, evaluation_id, reason) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+        "recorded_speedup, measured_speedup, regression_limit, evaluation_id, reason) "
+        "VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     st.bind(1, v.campaign_id);
-    if (v.preset_id) st.bind(2, *v.preset_id); else st.bind(2);
+    if (v.preset_id)
+      st.bind(2, *v.preset_id);
+    else
+      st.bind(2);
     st.bind(3, v.name);
     st.bind(4, v.path);
     st.bind(5, v.config_key);
@@ -209,7 +234,10 @@ void add_verification(Store& store, const VerificationRow& v) {
     bind_real(st, 7, v.recorded_speedup);
     bind_real(st, 8, v.measured_speedup);
     bind_real(st, 9, v.regression_limit);
-    if (v.evaluation_id) st.bind(10, *v.evaluation_id); else st.bind(10);
+    if (v.evaluation_id)
+      st.bind(10, *v.evaluation_id);
+    else
+      st.bind(10);
     st.bind(11, v.reason);
     st.exec();
   });
@@ -217,7 +245,8 @@ void add_verification(Store& store, const VerificationRow& v) {
 
 void demote_preset(Store& store, std::int64_t preset_id, const std::string& reason) {
   store.write([&] {
-    SQLite::Statement st(store.db(),
+    SQLite::Statement st(
+        store_detail::connection(store),
         "UPDATE presets SET demoted_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), demoted_reason = ? "
         "WHERE id = ? AND demoted_at IS NULL");
     st.bind(1, reason);

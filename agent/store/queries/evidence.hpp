@@ -7,26 +7,21 @@
 #include <optional>
 #include <string>
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 
-namespace sg::agent::dashboard {
+#include "agent/store/store.hpp"
 
-bool has_column(SQLite::Database& db, const std::string& table, const std::string& column);
+namespace sg::agent::dashboard {
 
 // {evaluation, runs: [...], loss: {baseline, band_seeds, candidate, band_rms, factor,
 // limit}, pairs: [{index, base_trial_id, cand_trial_id, base, cand, ratio}], pairs_source}
 // for one evaluation; nullopt when absent.
-std::optional<nlohmann::json> evaluation_evidence(SQLite::Database& db, std::int64_t evaluation_id);
+std::optional<nlohmann::json> evaluation_evidence(Store& store, std::int64_t evaluation_id);
 
 // Each switch's own gain: the newest evaluation of each configuration that adds exactly
 // one switch once the entries its other switches require (the manifest's `requires`) are
 // set aside (`with`), e.g. the screen's singles, with its speedup, interval when recorded
 // (speedup_lo / speedup_hi, else ± spread) and disposition; best first.
-nlohmann::json switch_effects(SQLite::Database& db, std::int64_t campaign_id);
-
-// SQL expression list for the interval columns of evaluations aliased `v`: real columns
-// where the schema has them, NULL otherwise.
-std::string interval_columns(SQLite::Database& db);
+nlohmann::json switch_effects(Store& store, std::int64_t campaign_id);
 
 }  // namespace sg::agent::dashboard

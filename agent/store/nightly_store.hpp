@@ -1,7 +1,7 @@
 // The nightly run's rows in the store (schema version 2): nightly_runs, warm-start
 // copies of earlier trials, the previous campaign's environment, preset
-// verifications and demotions. Free functions over Store so store/ stays the
-// controller's and knows nothing of nights.
+// verifications and demotions. Free functions over Store, called by agent/nightly/;
+// the Store class itself knows nothing of nights.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,11 +1,13 @@
-#include "agent/dashboard/evidence.hpp"
+#include "agent/store/queries/evidence.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "agent/dashboard/dashboard_queries.hpp"
+#include "agent/store/connection.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
+#include "agent/store/queries/query_sql.hpp"
 
 namespace sg::agent::dashboard {
 namespace {
@@ -169,7 +171,8 @@ std::string interval_columns(SQLite::Database& db) {
          " AS pairs";
 }
 
-std::optional<json> evaluation_evidence(SQLite::Database& db, std::int64_t evaluation_id) {
+std::optional<json> evaluation_evidence(Store& store, std::int64_t evaluation_id) {
+  SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
                       "SELECT v.id, v.campaign_id, v.strategy, v.config_key, v.steps, "
                       "v.disposition, v.gate_class, v.reason, " +
@@ -278,7 +281,8 @@ std::optional<std::string> own_switch(const json& config,
 
 }  // namespace
 
-json switch_effects(SQLite::Database& db, std::int64_t campaign_id) {
+json switch_effects(Store& store, std::int64_t campaign_id) {
+  SQLite::Database& db = store_detail::connection(store);
   const auto reqs = prerequisites(db, campaign_id);
   SQLite::Statement q(db, "SELECT v.id, v.strategy, v.config_key, v.config_json, v.disposition, " +
                               finite("v.speedup") + " AS speedup, " + finite("v.speedup_spread") +
