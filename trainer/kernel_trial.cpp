@@ -4,7 +4,7 @@
 #include "kernels/timing/op_cases.hpp"
 #include "kernels/timing/op_timer.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_table.hpp"

@@ -8,7 +8,7 @@
 #include "trainer/errors.hpp"
 #include "trainer/kernel_trial.hpp"
 #include "trainer/manifest.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/runtime.hpp"

@@ -3,8 +3,8 @@
 
 #include "kernels/registry/families.hpp"
 #include "speedgate_build_info.hpp"
-#include "trainer/lm/lm_config.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/switches/switch_table.hpp"
 
 #include <torch/version.h>

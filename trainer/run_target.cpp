@@ -2,8 +2,8 @@
 // checked before the runtime starts, so a bad target writes no result file.
 #include "agent/common/suggest.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/lm/lm_config.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/test_faults.hpp"
 #include "trainer/train_loop.hpp"

@@ -2,7 +2,7 @@
 // docs/switches.md says, and check_switches_apply refuses a non-default value (or a
 // kernel-family variable) for a workload that does not read it while accepting defaults.
 #include "trainer/errors.hpp"
-#include "trainer/lm/lm_config.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/switches/switch_table.hpp"
 
