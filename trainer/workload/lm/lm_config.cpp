@@ -37,10 +37,6 @@ std::vector<std::pair<int64_t, int64_t>> block_linears(const LmConfig& c) {
 
 }  // namespace
 
-bool is_lm_workload(const std::string& workload) { return workload == "lm" || workload == "lm_osft"; }
-
-std::vector<std::string> lm_workload_names() { return {"lm", "lm_osft"}; }
-
 std::vector<std::string> lm_size_names() {
   std::vector<std::string> out;
   for (const auto& c : table()) out.push_back(c.name);

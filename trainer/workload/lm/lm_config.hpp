@@ -32,9 +32,6 @@ struct LmConfig {
 // OSFT: the trainable (low-singular-value) share of each factorised linear's rank, in percent.
 constexpr int64_t kOsftLowRankPercent = 25;
 
-// "lm" or "lm_osft".
-bool is_lm_workload(const std::string& workload);
-std::vector<std::string> lm_workload_names();
 std::vector<std::string> lm_size_names();
 // Throws BadInputError for an unknown size.
 const LmConfig& lm_config(const std::string& size);

@@ -1,13 +1,14 @@
 // The lm training loop, top to bottom: build, load data, step, evaluate, report. Like
-// trainer/train_loop.cpp (fixed seeds, AdamW, clipping, bf16 autocast on CUDA), with the
-// loss averaged over the real tokens of the whole step: the step's micro-batches are
-// collated first, and each micro-batch's summed loss is divided by the step's total, so
-// G micro-batches of b rows give the gradient of one batch of G·b rows.
+// wam's (trainer/workload/wam/wam_train_loop.cpp: fixed seeds, AdamW, clipping, bf16
+// autocast on CUDA), with the loss averaged over the real tokens of the whole step: the
+// step's micro-batches are collated first, and each micro-batch's summed loss is divided
+// by the step's total, so G micro-batches of b rows give the gradient of one batch of G·b
+// rows. Registered as workloads "lm" and "lm_osft" (lm_registration.cpp).
 #include "trainer/workload/lm/lm_train_loop.hpp"
 #include "trainer/runtime/perturb.hpp"
 
 #include "kernels/ops/kernel_ops.hpp"
-#include "trainer/workload/wam/data/synthetic_clips.hpp"
+#include "trainer/runtime/seed.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/workload/lm/corpus.hpp"
 #include "trainer/workload/lm/lm_config.hpp"
@@ -21,6 +22,7 @@
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/op_profile.hpp"
 #include "trainer/test_faults.hpp"
+#include "trainer/workload/run_context.hpp"
 
 #include <torch/torch.h>
 
@@ -53,24 +55,43 @@ float eval_loss(LmModel& model, const Corpus& corpus, const LmConfig& cfg, int64
   return (total / static_cast<double>(tokens)).item<float>();
 }
 
+// An lm run's objects once built, by reference (they live in run_lm_training), and the
+// token counts the steps accumulate for the report.
+struct LmRun : RunContext {
+  const LmConfig& cfg;
+  const Corpus& corpus;
+  PackedRows& rows;
+  LmModel& model;
+  const std::vector<std::pair<std::string, at::Tensor>>& named;
+  std::vector<at::Tensor>& params;
+  torch::optim::AdamW& optim;
+  const AutocastState& autocast;
+  OpProfile& op_profile;
+  uint64_t seed;
+  int64_t micro;
+  int64_t accum;
+  int64_t rows_per_step;
+  int64_t first_row;
+  int64_t warmup;
+  double flops_per_token;
+  int64_t real_tokens = 0, steady_tokens = 0, positions = 0;
+  std::vector<int64_t> lengths;
+
+  // The steps, then the op profile. Throws what a step throws.
+  void train();
+  // Evaluation, digests, throughput, memory and extras into r; sets r.status "ok".
+  void finish();
+};
+
 }  // namespace
 
-void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
+void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r, bool osft) {
   // ---- configuration ----
   const LmConfig& cfg = lm_config(opt.size);
-  const bool osft = opt.workload == "lm_osft";
   const int64_t micro = opt.micro_batch > 0 ? opt.micro_batch : cfg.default_micro_batch;
   const int64_t accum = opt.grad_accum;
   const TestFaults faults = TestFaults::from_environment();
-  if (rt.world_size != 1) {
-    throw BadInputError("workload " + opt.workload + " runs on one rank only (WORLD_SIZE=" +
-                        std::to_string(rt.world_size) + "); data-parallel training is wam only for now");
-  }
-  r.workload = opt.workload, r.size = opt.size, r.seed = opt.seed, r.steps = opt.steps;
-  r.micro_batch = micro, r.grad_accum = accum, r.world_size = rt.world_size;
-  r.switches = sw.resolved;
-  r.fingerprint = fingerprint(rt);
-  r.memory_device = rt.device.is_cuda() ? "cuda" : "cpu";
+  start_result(opt, sw, rt, micro, r);
   const uint64_t seed = static_cast<uint64_t>(opt.seed);
   const int64_t rows_per_step = micro * accum * rt.world_size;
   const double flops_per_token = lm_model_flops_per_token(cfg);
@@ -113,11 +134,18 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();
 
   // ---- train ----
-  int64_t real_tokens = 0, steady_tokens = 0, positions = 0;
-  std::vector<int64_t> lengths;
   const int64_t warmup = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
   reset_memory_peaks(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
+  LmRun run{{opt, sw, rt, r, faults}, cfg, corpus, rows, model, named, params, optim, autocast, op_profile,
+            seed, micro, accum, rows_per_step, first_row, warmup, flops_per_token};
+  run.train();
+  run.finish();
+}
+
+namespace {
+
+void LmRun::train() {
   for (int64_t step = 0; step < opt.steps; ++step) {
     if (step == warmup) op_profile.start();
     const auto t0 = Clock::now();
@@ -159,7 +187,9 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
     if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
   }
   op_profile.finish(opt.steps - warmup);
+}
 
+void LmRun::finish() {
   // ---- evaluate ----
   if (opt.eval_batches > 0) {
     r.eval_loss = eval_loss(model, corpus, cfg, micro, opt.eval_batches, sw.pad_to_8, rt.device);
@@ -200,5 +230,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   if (!faults.name().empty()) r.extra["test_fault"] = faults.name();
   r.status = "ok";
 }
+
+}  // namespace
 
 }  // namespace sg::trainer

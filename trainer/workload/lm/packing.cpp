@@ -1,7 +1,7 @@
 // Packing and collation (see packing.hpp).
 #include "trainer/workload/lm/packing.hpp"
 
-#include "trainer/workload/wam/data/synthetic_clips.hpp"
+#include "trainer/runtime/seed.hpp"
 #include "trainer/workload/lm/tokenizer.hpp"
 
 #include <algorithm>

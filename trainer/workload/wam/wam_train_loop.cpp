@@ -1,6 +1,6 @@
-// The training loop of speedgate-train, top to bottom: build, load data, step, evaluate,
-// report. Switch-dependent paths live in the modules they change (workload/, text/,
-// data/, model/); this file only wires them.
+// The wam training loop, top to bottom: build, load data, step, evaluate, report.
+// Switch-dependent paths live in the modules they change (wam_workload.cpp, text/,
+// data/, the shared layers); this file only wires them. Registered as workload "wam".
 #include "trainer/train_loop.hpp"
 #include "trainer/runtime/perturb.hpp"
 
@@ -11,8 +11,6 @@
 #include "trainer/distributed/gradient_buckets.hpp"
 #include "trainer/distributed/sharded_adamw.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/workload/lm/lm_config.hpp"
-#include "trainer/workload/lm/lm_train_loop.hpp"
 #include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/optim/adamw_util.hpp"
 #include "trainer/optim/recipe.hpp"
@@ -23,6 +21,8 @@
 #include "trainer/runtime/phase_profile.hpp"
 #include "trainer/runtime/step_stats.hpp"
 #include "trainer/test_faults.hpp"
+#include "trainer/workload/run_context.hpp"
+#include "trainer/workload/wam/wam_train_loop.hpp"
 #include "trainer/workload/wam/wam_workload.hpp"
 
 #include <torch/torch.h>
@@ -53,22 +53,50 @@ float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int
   return (total / static_cast<double>(batches)).item<float>();
 }
 
+// A wam run's objects once built, by reference (they live in run_wam_training): the step
+// loop and the report use the names the loop has always used.
+struct WamRun : RunContext {
+  const WamConfig& cfg;
+  WamWorkload& wam;
+  const std::vector<std::pair<std::string, at::Tensor>>& named;
+  std::vector<at::Tensor>& params;
+  Communicator* comm;
+  ShardedAdamW& optim;
+  GradientReducer& reducer;
+  ClipLoader& loader;
+  StepStats& stats;
+  OpProfile& op_profile;
+  PhaseProfile& profile;
+  PhasePeaks& phase_peaks;
+  uint64_t seed;
+  uint64_t noise_seed;
+  int64_t micro;
+  int64_t accum;
+  int64_t samples_per_step;
+  int64_t first_steady_step;
+  // A step's loss and gradient norm reach the host at once, or one step later
+  // (ASYNC_STEP_STATS); its record is written then, so the records of a failed run hold only
+  // steps whose values were read. A step's time is known when it ends.
+  std::vector<double> step_seconds;
+
+  void record(const std::vector<StepValues>& values);
+  // The steps, then the phase and op profiles. Throws what a step throws, after recording
+  // the steps that ended.
+  void train();
+  // Evaluation, digests, throughput, memory and extras into r; sets r.status "ok".
+  void finish();
+};
+
 }  // namespace
 
-void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
+void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
   // ---- configuration ----
-  if (is_lm_workload(opt.workload)) return run_lm_training(opt, sw, rt, r);
-  if (opt.workload != "wam") throw BadInputError("unknown workload '" + opt.workload + "' (this trainer has: wam, lm, lm_osft)");
   const WamConfig& cfg = wam_config(opt.size);
   const int64_t micro = opt.micro_batch > 0 ? opt.micro_batch : cfg.default_micro_batch;
   const int64_t accum = opt.grad_accum;
   if (opt.steps < 1 || accum < 1) throw BadInputError("--steps and --grad-accum must be >= 1");
   const TestFaults faults = TestFaults::from_environment();
-  r.workload = opt.workload, r.size = opt.size, r.seed = opt.seed, r.steps = opt.steps;
-  r.micro_batch = micro, r.grad_accum = accum, r.world_size = rt.world_size;
-  r.switches = sw.resolved;
-  r.fingerprint = fingerprint(rt);
-  r.memory_device = rt.device.is_cuda() ? "cuda" : "cpu";
+  start_result(opt, sw, rt, micro, r);
   const uint64_t seed = static_cast<uint64_t>(opt.seed);
   const int64_t samples_per_step = micro * accum * rt.world_size;
   r.model_flops_per_step = model_flops_per_sample(cfg) * static_cast<double>(samples_per_step);
@@ -108,20 +136,27 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   phase_peaks.reset(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   StepStats stats(rt.device, sw.async_step_stats);
-  // A step's loss and gradient norm reach the host at once, or one step later
-  // (ASYNC_STEP_STATS); its record is written then, so the records of a failed run hold only
-  // steps whose values were read. A step's time is known when it ends.
-  std::vector<double> step_seconds;
-  auto record = [&](const std::vector<StepValues>& values) {
-    for (const auto& v : values) {
-      const float loss_value = global_mean(comm, v.loss_sum / static_cast<float>(accum));
-      const auto s = static_cast<size_t>(v.step);
-      r.step_records.push_back({v.step, loss_value, v.grad_norm, s < step_seconds.size() ? step_seconds[s] : 0.0});
-      if (!std::isfinite(loss_value) || !std::isfinite(v.grad_norm)) {
-        throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(v.step));
-      }
+  WamRun run{{opt, sw, rt, r, faults}, cfg, wam, named, params, comm, optim, reducer, loader, stats,
+             op_profile, profile, phase_peaks, seed, noise_seed, micro, accum, samples_per_step,
+             first_steady_step, /*step_seconds=*/{}};
+  run.train();
+  run.finish();
+}
+
+namespace {
+
+void WamRun::record(const std::vector<StepValues>& values) {
+  for (const auto& v : values) {
+    const float loss_value = global_mean(comm, v.loss_sum / static_cast<float>(accum));
+    const auto s = static_cast<size_t>(v.step);
+    r.step_records.push_back({v.step, loss_value, v.grad_norm, s < step_seconds.size() ? step_seconds[s] : 0.0});
+    if (!std::isfinite(loss_value) || !std::isfinite(v.grad_norm)) {
+      throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(v.step));
     }
-  };
+  }
+}
+
+void WamRun::train() {
   try {
     for (int64_t step = 0; step < opt.steps; ++step) {
       // Steady-state time starts with the device idle: what an earlier step left queued
@@ -184,11 +219,12 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
     }
     throw;
   }
-
   profile.set_recording(false);
   if (profile.enabled()) r.extra["phase_seconds"] = profile.to_json();
   op_profile.finish(opt.steps - first_steady_step);
+}
 
+void WamRun::finish() {
   // ---- evaluate ----
   if (opt.eval_batches > 0) {
     r.eval_loss = eval_loss(wam, cfg, micro, opt.eval_batches, rt.device, sw.fast_input);
@@ -237,5 +273,7 @@ void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, 
   if (!faults.name().empty()) r.extra["test_fault"] = faults.name();
   r.status = "ok";
 }
+
+}  // namespace
 
 }  // namespace sg::trainer

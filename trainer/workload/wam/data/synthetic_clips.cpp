@@ -19,12 +19,7 @@ constexpr std::array<std::array<int, 2>, 4> kDirVec = {{{-1, 0}, {1, 0}, {0, -1}
 
 struct Rng {
   uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmix64_next(state); }
   double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
   int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
 };
@@ -54,12 +49,6 @@ void draw(const Shape& s, uint8_t* frame, int64_t h, int64_t w) {
 }
 
 }  // namespace
-
-uint64_t mix_seed(uint64_t a, uint64_t b) {
-  Rng r{a * 0x2545F4914F6CDD1DULL ^ (b + 0x632BE59BD9B4E019ULL)};
-  r.next();
-  return r.next();
-}
 
 SyntheticClips::SyntheticClips(const WamConfig& cfg, uint64_t seed) : cfg_(cfg), seed_(seed) {}
 

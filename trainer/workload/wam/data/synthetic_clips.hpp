@@ -4,6 +4,7 @@
 // A sample depends only on (seed, sample index).
 #pragma once
 
+#include "trainer/runtime/seed.hpp"
 #include "trainer/workload/wam/wam_config.hpp"
 
 #include <cstdint>
@@ -34,8 +35,5 @@ class SyntheticClips {
   WamConfig cfg_;
   uint64_t seed_;
 };
-
-// splitmix64: the mixing function for every derived seed in the trainer.
-uint64_t mix_seed(uint64_t a, uint64_t b);
 
 }  // namespace sg::trainer
