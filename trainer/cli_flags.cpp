@@ -21,7 +21,8 @@ std::string workload_choices() {
 }  // namespace
 
 void add_run_options(CLI::App& run, RunOptions& o) {
-  run.add_option("--workload", o.workload, "workload: " + workload_choices() + " (docs/workloads.md)")
+  run.add_option("--workload", o.workload,
+                 "workload: " + workload_choices() + " (docs/workloads.md)")
       ->capture_default_str();
   run.add_option("--size", o.size, "size of the workload (describe --json lists them)")
       ->capture_default_str();

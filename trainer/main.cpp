@@ -52,7 +52,8 @@ int run_command(RunOptions opt) {
     validate_run_target(opt, sw);
     rt = setup_runtime(opt.threads, sw);
     if (rt.world_size > 1 && !workload_named(opt.workload).data_parallel) {
-      throw BadInputError("workload '" + opt.workload + "' does not run distributed yet (WORLD_SIZE > 1 needs " +
+      throw BadInputError("workload '" + opt.workload +
+                          "' does not run distributed yet (WORLD_SIZE > 1 needs " +
                           sg::join_names(workload_names_with(&Workload::data_parallel)) + ")");
     }
   } catch (const BadInputError& e) {

@@ -100,7 +100,9 @@ nlohmann::json build_manifest() {
   m["trainer"] = "speedgate-train";
   m["version"] = SPEEDGATE_VERSION;
   m["capabilities"] = {"perturb"};  // run --perturb EPS (docs/protocol.md §2)
-  m["build"] = {{"torch", TORCH_VERSION}, {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)}, {"git_sha", SPEEDGATE_GIT_SHA}};
+  m["build"] = {{"torch", TORCH_VERSION},
+                {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)},
+                {"git_sha", SPEEDGATE_GIT_SHA}};
   m["workloads"] = workloads_json();
   m["switches"] = switches_json();
   m["kernel_families"] = kernel_families_json();

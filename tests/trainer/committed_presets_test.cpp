@@ -90,7 +90,8 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
       }
       const SwitchSpec* s = find_switch(env.substr(3));
       ASSERT_NE(s, nullptr) << env << " is not in the switch table";
-      EXPECT_TRUE(workload_named(p.workload).reads_switch(*s)) << env << " is not read by workload " << p.workload;
+      EXPECT_TRUE(workload_named(p.workload).reads_switch(*s))
+          << env << " is not read by workload " << p.workload;
       EXPECT_TRUE(in_domain(*s, value)) << env << "=" << value;
       for (const auto& req : s->requires) {
         const auto eq = req.find('=');

@@ -29,26 +29,34 @@ TEST(SwitchWorkloads, EverySwitchIsReadBySomeWorkload) {
   for (const auto& s : switch_table()) {
     EXPECT_FALSE(workload_names_reading(s).empty()) << s.name;
   }
-  for (const char* name : {"ATTN_BACKEND", "FUSED_ROPE", "CUDA_GRAPHS", "CKPT_LAYERS", "PAD_TO_8"}) {
+  for (const char* name :
+       {"ATTN_BACKEND", "FUSED_ROPE", "CUDA_GRAPHS", "CKPT_LAYERS", "PAD_TO_8"}) {
     EXPECT_TRUE(reads("lm", name)) << name;
     EXPECT_TRUE(reads("lm_osft", name)) << name;
   }
-  for (const char* name : {"TEXT_CACHE", "FAST_CAT", "FUSED_ADALN", "DATA_WORKERS", "MIXED_ATTN_CKPT"}) {
+  for (const char* name :
+       {"TEXT_CACHE", "FAST_CAT", "FUSED_ADALN", "DATA_WORKERS", "MIXED_ATTN_CKPT"}) {
     EXPECT_FALSE(reads("lm", name)) << name;
   }
   EXPECT_FALSE(reads("wam", "PAD_TO_8"));
-  EXPECT_EQ(workload_names_reading(*find_switch("NUMA_BIND")), (std::vector<std::string>{"wam", "lm", "lm_osft"}));
+  EXPECT_EQ(workload_names_reading(*find_switch("NUMA_BIND")),
+            (std::vector<std::string>{"wam", "lm", "lm_osft"}));
 }
 
 TEST(SwitchWorkloads, RefusesSwitchesTheWorkloadDoesNotRead) {
-  EXPECT_EQ(refusal(resolve_switches({{"SG_PAD_TO_8", "1"}, {"SG_CKPT_LAYERS", "0"}}, ""), "lm"), "");
-  EXPECT_NE(refusal(resolve_switches({{"SG_PAD_TO_8", "1"}}, ""), "wam").find("SG_PAD_TO_8=1 does not apply to workload wam"),
+  EXPECT_EQ(refusal(resolve_switches({{"SG_PAD_TO_8", "1"}, {"SG_CKPT_LAYERS", "0"}}, ""), "lm"),
+            "");
+  EXPECT_NE(refusal(resolve_switches({{"SG_PAD_TO_8", "1"}}, ""), "wam")
+                .find("SG_PAD_TO_8=1 does not apply to workload wam"),
             std::string::npos);
-  EXPECT_NE(refusal(resolve_switches({{"SG_TEXT_CACHE", "1"}}, ""), "lm_osft").find("SG_TEXT_CACHE=1"),
-            std::string::npos);
+  EXPECT_NE(
+      refusal(resolve_switches({{"SG_TEXT_CACHE", "1"}}, ""), "lm_osft").find("SG_TEXT_CACHE=1"),
+      std::string::npos);
   // Defaults of other workloads' switches pass (a preset may spell them out).
-  EXPECT_EQ(refusal(resolve_switches({{"SG_TEXT_CACHE", "0"}, {"SG_PAD_TO_8", "0"}}, ""), "lm"), "");
-  EXPECT_EQ(refusal(resolve_switches({{"SG_TEXT_CACHE", "0"}, {"SG_PAD_TO_8", "0"}}, ""), "wam"), "");
+  EXPECT_EQ(refusal(resolve_switches({{"SG_TEXT_CACHE", "0"}, {"SG_PAD_TO_8", "0"}}, ""), "lm"),
+            "");
+  EXPECT_EQ(refusal(resolve_switches({{"SG_TEXT_CACHE", "0"}, {"SG_PAD_TO_8", "0"}}, ""), "wam"),
+            "");
   // A kernel-family variable goes with its switch (CAT is FAST_CAT's family: wam only).
   Switches sw = resolve_switches({}, "");
   sw.kernel_params["CAT"] = "threads=128";
@@ -80,7 +88,8 @@ TEST(WorkloadRegistry, NamesSizesAndEntries) {
     FAIL() << "an unknown workload must throw";
   } catch (const BadInputError& e) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'lm_osft'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("(this trainer has: wam, lm, lm_osft)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(this trainer has: wam, lm, lm_osft)"), std::string::npos)
+        << e.what();
   }
 }
 

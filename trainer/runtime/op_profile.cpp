@@ -42,7 +42,8 @@ constexpr uint8_t kConcurrentKernel = 5;
 static_assert(kCpuOp == static_cast<uint8_t>(libkineto::ActivityType::CPU_OP));
 static_assert(kGpuMemcpy == static_cast<uint8_t>(libkineto::ActivityType::GPU_MEMCPY));
 static_assert(kGpuMemset == static_cast<uint8_t>(libkineto::ActivityType::GPU_MEMSET));
-static_assert(kConcurrentKernel == static_cast<uint8_t>(libkineto::ActivityType::CONCURRENT_KERNEL));
+static_assert(kConcurrentKernel ==
+              static_cast<uint8_t>(libkineto::ActivityType::CONCURRENT_KERNEL));
 #endif
 
 constexpr size_t kTopRows = 60;
@@ -97,16 +98,19 @@ std::string inputs_of(const E& e) {
   const auto types = e.dtypes();
   std::string out;
   for (size_t i = 0; i < shapes.size() && i < types.size(); ++i) {
-    if (types[i].empty() || types[i] == "Scalar" || types[i] == "ScalarList" || types[i] == "TensorList" ||
-        types[i] == "GenericList") {
+    if (types[i].empty() || types[i] == "Scalar" || types[i] == "ScalarList" ||
+        types[i] == "TensorList" || types[i] == "GenericList") {
       continue;
     }
     std::string dims;
     for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     std::string type = types[i];
-    if (type == "c10::BFloat16") type = "bf16";
-    else if (type == "float") type = "f32";
-    else if (type == "c10::Half") type = "f16";
+    if (type == "c10::BFloat16")
+      type = "bf16";
+    else if (type == "float")
+      type = "f32";
+    else if (type == "c10::Half")
+      type = "f16";
     out += (out.empty() ? "" : ", ") + type + "[" + dims + "]";
   }
   return out;
@@ -122,29 +126,39 @@ std::vector<OpEvent> collect(const tp::ProfilerResult& result) {
     const uint8_t activity = e.activityType();
     const bool on_device = e.deviceType() != c10::DeviceType::CPU;
     std::string kind;
-    if (!on_device && activity == kCpuOp) kind = "cpu_op";
-    else if (on_device && activity == kConcurrentKernel) kind = "cuda_kernel";
-    else if (on_device && activity == kGpuMemcpy) kind = "cuda_memcpy";
-    else if (on_device && activity == kGpuMemset) kind = "cuda_memset";
-    else continue;
+    if (!on_device && activity == kCpuOp)
+      kind = "cpu_op";
+    else if (on_device && activity == kConcurrentKernel)
+      kind = "cuda_kernel";
+    else if (on_device && activity == kGpuMemcpy)
+      kind = "cuda_memcpy";
+    else if (on_device && activity == kGpuMemset)
+      kind = "cuda_memset";
+    else
+      continue;
     out.push_back({e.name(), std::move(kind), e.startThreadId(), start_ns(e, 0), duration_ns(e, 0),
-                   on_device ? e.linkedCorrelationId() : e.correlationId(), on_device ? "" : inputs_of(e)});
+                   on_device ? e.linkedCorrelationId() : e.correlationId(),
+                   on_device ? "" : inputs_of(e)});
   }
   return out;
 }
 
-std::string variable_is(const std::string& path) { return std::string(kProfileOpsVariable) + "=" + path; }
+std::string variable_is(const std::string& path) {
+  return std::string(kProfileOpsVariable) + "=" + path;
+}
 
 // Fails now, with the variable named, rather than after the whole run.
 void check_writable(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw BadInputError(variable_is(path) + ": is a directory (give the path of the JSON file to write)");
+    throw BadInputError(variable_is(path) +
+                        ": is a directory (give the path of the JSON file to write)");
   }
   // write_file_atomically's temporary lives next to PATH: try creating one.
   const std::string probe = path + ".probe." + std::to_string(::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw BadInputError(variable_is(path) + ": cannot write there (" + std::strerror(errno) + ")");
+  if (fd < 0)
+    throw BadInputError(variable_is(path) + ": cannot write there (" + std::strerror(errno) + ")");
   ::close(fd);
   ::unlink(probe.c_str());
 }
@@ -162,14 +176,17 @@ void check_profiler_records(c10::Device device) {
     }
     events = collect(*tp::disableProfiler());
   } catch (const c10::Error& e) {
-    throw BadInputError(std::string(kProfileOpsVariable) + " is set, but this LibTorch's Kineto profiler cannot run: " +
-                        e.what_without_backtrace());
+    throw BadInputError(
+        std::string(kProfileOpsVariable) +
+        " is set, but this LibTorch's Kineto profiler cannot run: " + e.what_without_backtrace());
   }
   bool cpu = false, dev = false;
   for (const auto& e : events) (e.kind == "cpu_op" ? cpu : dev) = true;
   if (!cpu || (device.is_cuda() && !dev)) {
-    throw BadInputError(std::string(kProfileOpsVariable) + " is set, but this LibTorch's Kineto profiler records no " +
-                        (cpu ? "CUDA kernels (CUPTI unavailable?)" : "CPU ops") + ": op profiling is not usable in this build");
+    throw BadInputError(std::string(kProfileOpsVariable) +
+                        " is set, but this LibTorch's Kineto profiler records no " +
+                        (cpu ? "CUDA kernels (CUPTI unavailable?)" : "CPU ops") +
+                        ": op profiling is not usable in this build");
   }
 }
 
@@ -183,7 +200,8 @@ struct Nesting {
 };
 
 Nesting nest_cpu_ops(const std::vector<OpEvent>& events) {
-  Nesting n{std::vector<int64_t>(events.size(), 0), std::vector<size_t>(events.size(), events.size())};
+  Nesting n{std::vector<int64_t>(events.size(), 0),
+            std::vector<size_t>(events.size(), events.size())};
   std::map<uint64_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind == "cpu_op") by_thread[events[i].thread].push_back(i);
@@ -191,15 +209,18 @@ Nesting nest_cpu_ops(const std::vector<OpEvent>& events) {
   for (auto& [thread, idx] : by_thread) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
-      if (events[a].duration_ns != events[b].duration_ns) return events[a].duration_ns > events[b].duration_ns;
-      return events[a].correlation < events[b].correlation;  // ids grow as ops are entered: the enclosing op first
+      if (events[a].duration_ns != events[b].duration_ns)
+        return events[a].duration_ns > events[b].duration_ns;
+      return events[a].correlation <
+             events[b].correlation;  // ids grow as ops are entered: the enclosing op first
     });
     std::vector<size_t> open;
     for (size_t i : idx) {
       const auto end = [&](size_t k) { return events[k].start_ns + events[k].duration_ns; };
       // An op that starts when the open one does is inside it (LibTorch 1.13's clock has
       // whole microseconds: a wrapper and the op it calls often share start and duration).
-      while (!open.empty() && end(open.back()) <= events[i].start_ns && events[open.back()].start_ns != events[i].start_ns) {
+      while (!open.empty() && end(open.back()) <= events[i].start_ns &&
+             events[open.back()].start_ns != events[i].start_ns) {
         open.pop_back();
       }
       if (!open.empty()) {
@@ -218,7 +239,8 @@ class LaunchPaths {
   LaunchPaths(const std::vector<OpEvent>& events, const std::vector<size_t>& parent)
       : events_(events), parent_(parent) {
     for (size_t i = 0; i < events.size(); ++i) {
-      if (events[i].kind == "cpu_op" && events[i].correlation != 0) op_by_correlation_[events[i].correlation] = i;
+      if (events[i].kind == "cpu_op" && events[i].correlation != 0)
+        op_by_correlation_[events[i].correlation] = i;
     }
   }
 
@@ -289,17 +311,19 @@ std::map<std::pair<std::string, std::string>, Row> aggregate(const std::vector<O
 }
 
 nlohmann::json row_json(const Row& r, double key_ns, double group_ns) {
-  nlohmann::json row = {{"name", r.name},
-                        {"kind", r.kind},
-                        {"calls", r.calls},
-                        {"total_us", us(r.total_ns)},
-                        {"self_us", us(r.self_ns)},
-                        {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
-                        {"percent", group_ns > 0 ? std::round(key_ns / group_ns * 10000.0) / 100.0 : 0.0}};
+  nlohmann::json row = {
+      {"name", r.name},
+      {"kind", r.kind},
+      {"calls", r.calls},
+      {"total_us", us(r.total_ns)},
+      {"self_us", us(r.self_ns)},
+      {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
+      {"percent", group_ns > 0 ? std::round(key_ns / group_ns * 10000.0) / 100.0 : 0.0}};
   if (!r.from.empty()) {
     std::vector<std::pair<std::string, From>> paths(r.from.begin(), r.from.end());
-    std::stable_sort(paths.begin(), paths.end(),
-                     [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
+    std::stable_sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
+      return a.second.total_ns > b.second.total_ns;
+    });
     if (paths.size() > kFromPaths) paths.resize(kFromPaths);
     nlohmann::json from = nlohmann::json::array();
     for (const auto& [path, f] : paths) {
@@ -312,13 +336,15 @@ nlohmann::json row_json(const Row& r, double key_ns, double group_ns) {
 
 // Sorts `group` by `key`, keeps the top rows, folds the rest into one "(other)" row and
 // appends them to `ops`.
-void emit(std::vector<Row>& group, double Row::*key, double group_ns, const char* other_kind, size_t top,
-          nlohmann::json& ops) {
-  std::stable_sort(group.begin(), group.end(), [&](const Row& a, const Row& b) { return a.*key > b.*key; });
+void emit(std::vector<Row>& group, double Row::*key, double group_ns, const char* other_kind,
+          size_t top, nlohmann::json& ops) {
+  std::stable_sort(group.begin(), group.end(),
+                   [&](const Row& a, const Row& b) { return a.*key > b.*key; });
   if (group.size() > top) {
     Row other{"(other)", other_kind};
     for (size_t i = top; i < group.size(); ++i) {
-      other.calls += group[i].calls, other.total_ns += group[i].total_ns, other.self_ns += group[i].self_ns;
+      other.calls += group[i].calls, other.total_ns += group[i].total_ns,
+          other.self_ns += group[i].self_ns;
     }
     group.resize(top);
     group.push_back(std::move(other));
@@ -373,10 +399,14 @@ void OpProfile::start() {
 void OpProfile::finish(int64_t steps) {
   if (!running_) return;
   synchronize(device_);
-  const double wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
+  const double wall_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
   const auto result = tp::disableProfiler();
   running_ = false;
-  nlohmann::json out = {{"steps", steps}, {"device", device_.str()}, {"torch", TORCH_VERSION}, {"total_us", us(wall_ns)}};
+  nlohmann::json out = {{"steps", steps},
+                        {"device", device_.str()},
+                        {"torch", TORCH_VERSION},
+                        {"total_us", us(wall_ns)}};
   out.update(summarize_op_events(collect(*result), kTopRows));
   write_file_atomically(path_, out.dump(2) + "\n");
 }

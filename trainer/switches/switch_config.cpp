@@ -153,7 +153,8 @@ Switches resolve_switches(const std::map<std::string, std::string>& env, const s
   return sw;
 }
 
-void check_switches_apply(const Switches& sw, const std::string& workload, const SwitchReaders& readers) {
+void check_switches_apply(const Switches& sw, const std::string& workload,
+                          const SwitchReaders& readers) {
   auto applies = [&](const SwitchSpec& spec) {
     for (const auto& w : readers(spec)) {
       if (w == workload) return true;

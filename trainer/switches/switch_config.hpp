@@ -30,7 +30,8 @@ std::map<std::string, std::string> sg_environment();
 // Validates environment + preset (the environment wins) and returns the resolved
 // switches. Unknown SG_* names, out-of-domain values, unavailable switches set to a
 // non-default value and unmet requires throw BadInputError naming the switch.
-Switches resolve_switches(const std::map<std::string, std::string>& env, const std::string& preset_path);
+Switches resolve_switches(const std::map<std::string, std::string>& env,
+                          const std::string& preset_path);
 
 // The workloads that read a switch, in registration order (workload_names_reading in
 // trainer/workload/workload.hpp).
@@ -39,6 +40,7 @@ using SwitchReaders = std::function<std::vector<std::string>(const SwitchSpec&)>
 // Throws BadInputError naming the switch when one set to a non-default value (or a kernel
 // family variable) is not read by `workload` (per `readers`): a switch the workload's code
 // never reads would otherwise be silently ignored.
-void check_switches_apply(const Switches& sw, const std::string& workload, const SwitchReaders& readers);
+void check_switches_apply(const Switches& sw, const std::string& workload,
+                          const SwitchReaders& readers);
 
 }  // namespace sg::trainer

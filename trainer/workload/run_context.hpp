@@ -22,6 +22,7 @@ struct RunContext {
 
 // The result's identity of the run: workload, size, seed, steps, micro-batch (`micro`, the
 // resolved one), accumulation, world size, switches, fingerprint and memory device.
-void start_result(const RunOptions& opt, const Switches& sw, const Runtime& rt, int64_t micro, RunResult& r);
+void start_result(const RunOptions& opt, const Switches& sw, const Runtime& rt, int64_t micro,
+                  RunResult& r);
 
 }  // namespace sg::trainer

@@ -42,7 +42,8 @@ struct Workload {
   // `kernel-trial` times kernel families at its shapes (protocol §5).
   bool kernel_trial = false;
   // The training loop; run_training's contract (train_loop.hpp).
-  void (*run)(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& result) = nullptr;
+  void (*run)(const RunOptions& opt, const Switches& sw, const Runtime& rt,
+              RunResult& result) = nullptr;
 
   bool reads_switch(const SwitchSpec& s) const;
 };

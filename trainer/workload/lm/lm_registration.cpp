@@ -26,32 +26,30 @@ std::vector<WorkloadSize> lm_sizes(bool osft) {
   return out;
 }
 
-Workload lm_like(const char* name) {
+std::vector<WorkloadSize> lm_plain_sizes() { return lm_sizes(/*osft=*/false); }
+std::vector<WorkloadSize> lm_osft_sizes() { return lm_sizes(/*osft=*/true); }
+
+void run_lm(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
+  run_lm_training(opt, sw, rt, r, /*osft=*/false);
+}
+void run_lm_osft(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
+  run_lm_training(opt, sw, rt, r, /*osft=*/true);
+}
+
+Workload lm_like(const char* name, bool osft) {
   Workload w;
   w.name = name;
+  w.sizes = osft ? lm_osft_sizes : lm_plain_sizes;
   w.check_size = [](const std::string& size) { (void)lm_config(size); };
   w.reads = {SwitchScope::kRuntime, SwitchScope::kLayers, SwitchScope::kLmPacking};
+  w.run = osft ? run_lm_osft : run_lm;
   return w;  // one rank only, no kernel-trial shapes
 }
 
 }  // namespace
 
-Workload lm_registration() {
-  Workload w = lm_like("lm");
-  w.sizes = [] { return lm_sizes(/*osft=*/false); };
-  w.run = [](const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
-    run_lm_training(opt, sw, rt, r, /*osft=*/false);
-  };
-  return w;
-}
+Workload lm_registration() { return lm_like("lm", /*osft=*/false); }
 
-Workload lm_osft_registration() {
-  Workload w = lm_like("lm_osft");
-  w.sizes = [] { return lm_sizes(/*osft=*/true); };
-  w.run = [](const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r) {
-    run_lm_training(opt, sw, rt, r, /*osft=*/true);
-  };
-  return w;
-}
+Workload lm_osft_registration() { return lm_like("lm_osft", /*osft=*/true); }
 
 }  // namespace sg::trainer

@@ -85,7 +85,8 @@ struct LmRun : RunContext {
 
 }  // namespace
 
-void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r, bool osft) {
+void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& r,
+                     bool osft) {
   // ---- configuration ----
   const LmConfig& cfg = lm_config(opt.size);
   const int64_t micro = opt.micro_batch > 0 ? opt.micro_batch : cfg.default_micro_batch;
@@ -137,8 +138,8 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   const int64_t warmup = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
   reset_memory_peaks(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
-  LmRun run{{opt, sw, rt, r, faults}, cfg, corpus, rows, model, named, params, optim, autocast, op_profile,
-            seed, micro, accum, rows_per_step, first_row, warmup, flops_per_token};
+  LmRun run{{opt, sw, rt, r, faults}, cfg, corpus, rows, model, named, params, optim, autocast,
+            op_profile, seed, micro, accum, rows_per_step, first_row, warmup, flops_per_token};
   run.train();
   run.finish();
 }

@@ -7,6 +7,7 @@ namespace sg::trainer {
 
 // run_training's contract (train_loop.hpp); `osft` trains the OSFT-factorised model
 // (workload lm_osft). REQUIRES: one rank (the registry's data_parallel is false for lm).
-void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& result, bool osft);
+void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& rt,
+                     RunResult& result, bool osft);
 
 }  // namespace sg::trainer

@@ -6,6 +6,7 @@
 namespace sg::trainer {
 
 // run_training's contract (train_loop.hpp) for opt.workload == "wam".
-void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& result);
+void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& rt,
+                      RunResult& result);
 
 }  // namespace sg::trainer
