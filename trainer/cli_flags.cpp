@@ -1,13 +1,28 @@
 #include "trainer/cli_flags.hpp"
 
 #include "trainer/errors.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <string>
 
 namespace sg::trainer {
+namespace {
+
+// "wam, lm or lm_osft": the registered workloads.
+std::string workload_choices() {
+  std::string out;
+  const auto& all = workloads();
+  for (size_t i = 0; i < all.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i].name;
+  }
+  return out;
+}
+
+}  // namespace
 
 void add_run_options(CLI::App& run, RunOptions& o) {
-  run.add_option("--workload", o.workload, "workload: wam, lm or lm_osft (docs/workloads.md)")
+  run.add_option("--workload", o.workload,
+                 "workload: " + workload_choices() + " (docs/workloads.md)")
       ->capture_default_str();
   run.add_option("--size", o.size, "size of the workload (describe --json lists them)")
       ->capture_default_str();

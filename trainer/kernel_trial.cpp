@@ -4,7 +4,9 @@
 #include "kernels/timing/op_cases.hpp"
 #include "kernels/timing/op_timer.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
+#include "trainer/workload/workload.hpp"
+#include "agent/common/suggest.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_table.hpp"
@@ -29,7 +31,11 @@ struct Requested {
 
 void check_kernel_trial(const KernelTrialOptions& o) {
   if (o.result_path.empty()) throw BadInputError("--result PATH is required");
-  if (o.workload != "wam") throw BadInputError("kernel-trial: workload '" + o.workload + "' has no kernel families (wam has)");
+  const Workload* w = find_workload(o.workload);
+  if (w == nullptr || !w->kernel_trial) {  // the ops timed below are wam's (its layer, its sizes)
+    throw BadInputError("kernel-trial: workload '" + o.workload + "' has no kernel families (" +
+                        sg::join_names(workload_names_with(&Workload::kernel_trial)) + " has)");
+  }
   if (o.size.empty()) throw BadInputError("--size is required");
   if (o.family.empty()) throw BadInputError("--family is required");
   if (o.micro_batch < 0 || o.timer.repeats < 1 || o.timer.warmup < 0 || o.threads < 1) {

@@ -4,16 +4,17 @@
 // Distributed runs (WORLD_SIZE > 1, torchrun's variables; docs/protocol.md "Distributed
 // runs"): every rank runs this; rank 0 alone writes the result file and the heartbeat.
 #include "agent/common/cli_suggest.hpp"
+#include "agent/common/suggest.hpp"
 #include "trainer/cli_flags.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/kernel_trial.hpp"
 #include "trainer/manifest.hpp"
-#include "trainer/model/wam_config.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/train_loop.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <iostream>
 #include <string>
@@ -50,8 +51,10 @@ int run_command(RunOptions opt) {
     sw = resolve_switches(sg_environment(), opt.preset_path);
     validate_run_target(opt, sw);
     rt = setup_runtime(opt.threads, sw);
-    if (rt.world_size > 1 && opt.workload != "wam") {
-      throw BadInputError("workload '" + opt.workload + "' does not run distributed yet (WORLD_SIZE > 1 needs wam)");
+    if (rt.world_size > 1 && !workload_named(opt.workload).data_parallel) {
+      throw BadInputError("workload '" + opt.workload +
+                          "' does not run distributed yet (WORLD_SIZE > 1 needs " +
+                          sg::join_names(workload_names_with(&Workload::data_parallel)) + ")");
     }
   } catch (const BadInputError& e) {
     std::cerr << "speedgate-train: " << e.what() << "\n";

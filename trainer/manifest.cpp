@@ -1,52 +1,37 @@
-// The manifest (see manifest.hpp).
+// The manifest (see manifest.hpp): the registered workloads, the switch table and the
+// kernel registry as describe --json prints them.
 #include "trainer/manifest.hpp"
 
 #include "kernels/registry/families.hpp"
 #include "speedgate_build_info.hpp"
-#include "trainer/lm/lm_config.hpp"
-#include "trainer/model/wam_config.hpp"
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <torch/version.h>
 
 namespace sg::trainer {
+namespace {
 
-nlohmann::json build_manifest() {
-  nlohmann::json m;
-  m["protocol"] = 1;
-  m["trainer"] = "speedgate-train";
-  m["version"] = SPEEDGATE_VERSION;
-  m["capabilities"] = {"perturb"};  // run --perturb EPS (docs/protocol.md §2)
-  m["build"] = {{"torch", TORCH_VERSION}, {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)}, {"git_sha", SPEEDGATE_GIT_SHA}};
-
-  auto sizes = nlohmann::json::array();
-  for (const auto& name : wam_size_names()) {
-    const auto& c = wam_config(name);
-    sizes.push_back({{"name", name},
-                     {"trainable_params", trainable_params(c)},
-                     {"frozen_params", text_encoder_params(c) + vae_params(c)},
-                     {"model_flops_per_sample", model_flops_per_sample(c)},
-                     {"tokens_per_sample", c.tokens_per_sample()},
-                     {"default_micro_batch", c.default_micro_batch}});
-  }
-  m["workloads"] = nlohmann::json::array({{{"name", "wam"}, {"sizes", sizes}}});
-  for (const auto& workload : lm_workload_names()) {
-    const bool osft = workload == "lm_osft";
-    auto lm_sizes = nlohmann::json::array();
-    for (const auto& name : lm_size_names()) {
-      const auto& c = lm_config(name);
-      const double per_token = lm_model_flops_per_token(c);
-      lm_sizes.push_back({{"name", name},
-                          {"trainable_params", lm_trainable_params(c, osft)},
-                          {"frozen_params", lm_frozen_params(c, osft)},
-                          {"model_flops_per_token", per_token},
-                          {"model_flops_per_sample", per_token * static_cast<double>(c.seq_len)},
-                          {"tokens_per_sample", c.seq_len},
-                          {"default_micro_batch", c.default_micro_batch}});
+nlohmann::json workloads_json() {
+  auto out = nlohmann::json::array();
+  for (const auto& w : workloads()) {
+    auto sizes = nlohmann::json::array();
+    for (const auto& z : w.sizes()) {
+      nlohmann::json j{{"name", z.name},
+                       {"trainable_params", z.trainable_params},
+                       {"frozen_params", z.frozen_params},
+                       {"model_flops_per_sample", z.model_flops_per_sample},
+                       {"tokens_per_sample", z.tokens_per_sample},
+                       {"default_micro_batch", z.default_micro_batch}};
+      if (z.model_flops_per_token) j["model_flops_per_token"] = *z.model_flops_per_token;
+      sizes.push_back(j);
     }
-    m["workloads"].push_back({{"name", workload}, {"sizes", lm_sizes}});
+    out.push_back({{"name", w.name}, {"sizes", sizes}});
   }
+  return out;
+}
 
+nlohmann::json switches_json() {
   auto switches = nlohmann::json::array();
   for (const auto& s : switch_table()) {
     nlohmann::json j{{"name", s.name},
@@ -58,7 +43,7 @@ nlohmann::json build_manifest() {
                      {"identity", to_string(s.identity)},
                      {"effect", to_string(s.effect)},
                      {"deterministic", s.deterministic},
-                     {"workloads", s.workloads},
+                     {"workloads", workload_names_reading(s)},
                      {"available", s.unavailable_reason.empty()},
                      {"unavailable_reason", s.unavailable_reason},
                      {"doc", s.doc}};
@@ -69,8 +54,10 @@ nlohmann::json build_manifest() {
     }
     switches.push_back(j);
   }
-  m["switches"] = switches;
+  return switches;
+}
 
+nlohmann::json kernel_families_json() {
   auto families = nlohmann::json::array();
   for (const auto& f : sg::kernels::families()) {
     auto params = nlohmann::json::array();
@@ -99,10 +86,26 @@ nlohmann::json build_manifest() {
                         {"available", f.available && reason.empty()},
                         // `speedgate-train kernel-trial --family NAME` times its variants at
                         // these workloads' shapes (protocol §5)
-                        {"kernel_trial", {"wam"}},
+                        {"kernel_trial", workload_names_with(&Workload::kernel_trial)},
                         {"unavailable_reason", f.available ? reason : f.unavailable_reason}});
   }
-  m["kernel_families"] = families;
+  return families;
+}
+
+}  // namespace
+
+nlohmann::json build_manifest() {
+  nlohmann::json m;
+  m["protocol"] = 1;
+  m["trainer"] = "speedgate-train";
+  m["version"] = SPEEDGATE_VERSION;
+  m["capabilities"] = {"perturb"};  // run --perturb EPS (docs/protocol.md §2)
+  m["build"] = {{"torch", TORCH_VERSION},
+                {"cuda", static_cast<bool>(SPEEDGATE_WITH_CUDA)},
+                {"git_sha", SPEEDGATE_GIT_SHA}};
+  m["workloads"] = workloads_json();
+  m["switches"] = switches_json();
+  m["kernel_families"] = kernel_families_json();
   return m;
 }
 

@@ -3,7 +3,7 @@
 
 #include "trainer/errors.hpp"
 #include "trainer/switches/switch_table.hpp"
-#include "trainer/workload/flow_matching.hpp"
+#include "trainer/workload/wam/flow_matching.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -86,7 +86,7 @@ void add_test_mutant_switches(std::vector<SwitchSpec>& table) {
     s.identity = d.identity;
     s.effect = Effect::kSpeed;
     s.doc = d.doc;
-    s.workloads = {"wam"};
+    s.scope = SwitchScope::kWam;
     s.apply = [](Switches&, const std::string&) {};  // read back from Switches::resolved
     table.push_back(s);
   }

@@ -1,4 +1,5 @@
-// One training run of speedgate-train: build, load data, step, evaluate, report.
+// One training run of speedgate-train: its options, and the entry that runs the registered
+// workload's training loop (trainer/workload/).
 #pragma once
 
 #include "trainer/result/run_result.hpp"
@@ -28,11 +29,11 @@ struct RunOptions {
 
 // Fills `result` as it goes, so a caller catching an OOM or NonFiniteError still has the
 // steps done so far. Throws BadInputError, NonFiniteError, or the allocator's error.
-// Dispatches on opt.workload (wam here, lm / lm_osft to lm/lm_train_loop.cpp).
+// Runs opt.workload's registered loop (Workload::run).
 void run_training(const RunOptions& opt, const Switches& sw, const Runtime& rt, RunResult& result);
 
-// Checks before any work that the workload and size exist and every switch set applies to
-// the workload. Throws BadInputError naming the problem.
+// Checks before any work that the workload and size exist and that the workload reads
+// every switch set. Throws BadInputError naming the problem.
 void validate_run_target(const RunOptions& opt, const Switches& sw);
 
 }  // namespace sg::trainer

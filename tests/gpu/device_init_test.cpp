@@ -6,7 +6,7 @@
 #include "trainer/result/digest.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/switches/switch_config.hpp"
-#include "trainer/workload/wam_workload.hpp"
+#include "trainer/workload/wam/wam_workload.hpp"
 
 #include <gtest/gtest.h>
 

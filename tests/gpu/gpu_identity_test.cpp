@@ -3,6 +3,7 @@
 // bitwise switches must match every step's bits and both digests; tolerance switches
 // must stay finite and close. Plus out-of-memory reported as exit 3 with status oom.
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/workload/workload.hpp"
 #include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
 
@@ -55,7 +56,7 @@ TEST(GpuIdentity, EverySwitchAgainstDefault) {
   ASSERT_EQ(baseline().exit_code, 0) << baseline().stderr_text;
   const auto& base = baseline().result;
   for (const auto& s : switch_table()) {
-    if (!s.unavailable_reason.empty() || !s.applies_to("wam")) continue;
+    if (!s.unavailable_reason.empty() || !workload_named("wam").reads_switch(s)) continue;
     for (const auto& env : cases_for(s)) {
       const auto r = run("small", 2, env);
       std::string label = s.env() + "=" + env.at(s.env());

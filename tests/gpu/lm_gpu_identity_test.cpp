@@ -3,6 +3,7 @@
 // class, finite and close) against the default, and lm_osft runs; CUDA_GRAPHS bitwise
 // on un-checkpointed blocks (lm and lm_osft) and capturable with every SDPA backend.
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/workload/workload.hpp"
 #include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
 
@@ -45,7 +46,7 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
   ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().stderr_text;
   const auto& base = lm_baseline().result;
   for (const auto& s : switch_table()) {
-    if (!s.unavailable_reason.empty() || !s.applies_to("lm")) continue;
+    if (!s.unavailable_reason.empty() || !workload_named("lm").reads_switch(s)) continue;
     for (const auto& v : s.values) {
       if (v == s.default_value) continue;
       std::map<std::string, std::string> env{{s.env(), v}};

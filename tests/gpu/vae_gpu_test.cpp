@@ -2,8 +2,8 @@
 // written in place (the default there: the previous layer's SiLU writes after the context)
 // is bitwise the cat + layout copy that the CPU runs, chunked and full-clip, in both layouts,
 // under the trainer's bf16 autocast with bf16 weights. Label gpu.
-#include "trainer/model/vae_encoder.hpp"
-#include "trainer/model/wam_config.hpp"
+#include "trainer/workload/wam/vae_encoder.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/runtime/autocast.hpp"
 
 #include <gtest/gtest.h>

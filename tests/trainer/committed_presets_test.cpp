@@ -6,6 +6,7 @@
 #include "trainer/errors.hpp"
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include "kernels/registry/families.hpp"
 
@@ -89,7 +90,8 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
       }
       const SwitchSpec* s = find_switch(env.substr(3));
       ASSERT_NE(s, nullptr) << env << " is not in the switch table";
-      EXPECT_TRUE(s->applies_to(p.workload)) << env << " is not read by workload " << p.workload;
+      EXPECT_TRUE(workload_named(p.workload).reads_switch(*s))
+          << env << " is not read by workload " << p.workload;
       EXPECT_TRUE(in_domain(*s, value)) << env << "=" << value;
       for (const auto& req : s->requires) {
         const auto eq = req.find('=');
@@ -109,7 +111,7 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
         EXPECT_EQ(sw.resolved.at(env), value) << env;
       }
     }
-    ASSERT_NO_THROW(check_switches_apply(sw, p.workload));
+    ASSERT_NO_THROW(check_switches_read(sw, workload_named(p.workload)));
   }
 }
 

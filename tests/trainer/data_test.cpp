@@ -1,8 +1,8 @@
 // Synthetic data and loader: deterministic per (seed, index), independent of the worker
 // count, ~40 prompts, and the uint8 fast input path bitwise equal to the default path.
-#include "trainer/data/clip_loader.hpp"
-#include "trainer/data/device_batch.hpp"
-#include "trainer/text/text_cache.hpp"
+#include "trainer/workload/wam/data/clip_loader.hpp"
+#include "trainer/workload/wam/data/device_batch.hpp"
+#include "trainer/workload/wam/text/text_cache.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // scope (trainer/model/init_device.hpp), exercised on the meta device.
 #include "trainer/model/device_modules.hpp"
 #include "trainer/model/init_device.hpp"
-#include "trainer/model/wam_model.hpp"
+#include "trainer/workload/wam/wam_model.hpp"
 
 #include <gtest/gtest.h>
 

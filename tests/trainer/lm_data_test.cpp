@@ -3,10 +3,10 @@
 // (seed, index), the loss mask that never crosses a document, and PAD_TO_8 padding that
 // keeps the real tokens.
 #include "trainer/errors.hpp"
-#include "trainer/lm/corpus.hpp"
-#include "trainer/lm/lm_config.hpp"
-#include "trainer/lm/packing.hpp"
-#include "trainer/lm/tokenizer.hpp"
+#include "trainer/workload/lm/corpus.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
+#include "trainer/workload/lm/packing.hpp"
+#include "trainer/workload/lm/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // built modules, attention never crosses a document inside a packed row (and a plain
 // causal mask would), checkpointed blocks give bitwise the same gradients, and the OSFT
 // factorisation rebuilds W at init with gradients only on its low part.
-#include "trainer/lm/lm_model.hpp"
-#include "trainer/lm/osft_linear.hpp"
-#include "trainer/lm/tokenizer.hpp"
+#include "trainer/workload/lm/lm_model.hpp"
+#include "trainer/workload/lm/osft_linear.hpp"
+#include "trainer/workload/lm/tokenizer.hpp"
 
 #include <gtest/gtest.h>
 

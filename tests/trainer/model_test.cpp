@@ -2,9 +2,9 @@
 // and whole-clip VAE encodes agree (float64), checkpointed layers give bitwise the same
 // gradients, the joint mask has the documented shape.
 #include "trainer/model/checkpoint.hpp"
-#include "trainer/model/text_encoder.hpp"
-#include "trainer/model/vae_encoder.hpp"
-#include "trainer/model/wam_model.hpp"
+#include "trainer/workload/wam/text_encoder.hpp"
+#include "trainer/workload/wam/vae_encoder.hpp"
+#include "trainer/workload/wam/wam_model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Text conditioning paths against the plain encoder: cache (bitwise, including hits),
 // fast miss path on a shorter prefix (close), truncation (drops only padding), offload
 // (bitwise, loads only on a miss).
-#include "trainer/data/synthetic_clips.hpp"
-#include "trainer/text/text_conditioner.hpp"
+#include "trainer/workload/wam/data/synthetic_clips.hpp"
+#include "trainer/workload/wam/text/text_conditioner.hpp"
 
 #include <gtest/gtest.h>
 

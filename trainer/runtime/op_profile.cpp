@@ -42,7 +42,8 @@ constexpr uint8_t kConcurrentKernel = 5;
 static_assert(kCpuOp == static_cast<uint8_t>(libkineto::ActivityType::CPU_OP));
 static_assert(kGpuMemcpy == static_cast<uint8_t>(libkineto::ActivityType::GPU_MEMCPY));
 static_assert(kGpuMemset == static_cast<uint8_t>(libkineto::ActivityType::GPU_MEMSET));
-static_assert(kConcurrentKernel == static_cast<uint8_t>(libkineto::ActivityType::CONCURRENT_KERNEL));
+static_assert(kConcurrentKernel ==
+              static_cast<uint8_t>(libkineto::ActivityType::CONCURRENT_KERNEL));
 #endif
 
 constexpr size_t kTopRows = 60;
@@ -97,16 +98,19 @@ std::string inputs_of(const E& e) {
   const auto types = e.dtypes();
   std::string out;
   for (size_t i = 0; i < shapes.size() && i < types.size(); ++i) {
-    if (types[i].empty() || types[i] == "Scalar" || types[i] == "ScalarList" || types[i] == "TensorList" ||
-        types[i] == "GenericList") {
+    if (types[i].empty() || types[i] == "Scalar" || types[i] == "ScalarList" ||
+        types[i] == "TensorList" || types[i] == "GenericList") {
       continue;
     }
     std::string dims;
     for (int64_t d : shapes[i]) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     std::string type = types[i];
-    if (type == "c10::BFloat16") type = "bf16";
-    else if (type == "float") type = "f32";
-    else if (type == "c10::Half") type = "f16";
+    if (type == "c10::BFloat16")
+      type = "bf16";
+    else if (type == "float")
+      type = "f32";
+    else if (type == "c10::Half")
+      type = "f16";
     out += (out.empty() ? "" : ", ") + type + "[" + dims + "]";
   }
   return out;
@@ -122,29 +126,39 @@ std::vector<OpEvent> collect(const tp::ProfilerResult& result) {
     const uint8_t activity = e.activityType();
     const bool on_device = e.deviceType() != c10::DeviceType::CPU;
     std::string kind;
-    if (!on_device && activity == kCpuOp) kind = "cpu_op";
-    else if (on_device && activity == kConcurrentKernel) kind = "cuda_kernel";
-    else if (on_device && activity == kGpuMemcpy) kind = "cuda_memcpy";
-    else if (on_device && activity == kGpuMemset) kind = "cuda_memset";
-    else continue;
+    if (!on_device && activity == kCpuOp)
+      kind = "cpu_op";
+    else if (on_device && activity == kConcurrentKernel)
+      kind = "cuda_kernel";
+    else if (on_device && activity == kGpuMemcpy)
+      kind = "cuda_memcpy";
+    else if (on_device && activity == kGpuMemset)
+      kind = "cuda_memset";
+    else
+      continue;
     out.push_back({e.name(), std::move(kind), e.startThreadId(), start_ns(e, 0), duration_ns(e, 0),
-                   on_device ? e.linkedCorrelationId() : e.correlationId(), on_device ? "" : inputs_of(e)});
+                   on_device ? e.linkedCorrelationId() : e.correlationId(),
+                   on_device ? "" : inputs_of(e)});
   }
   return out;
 }
 
-std::string variable_is(const std::string& path) { return std::string(kProfileOpsVariable) + "=" + path; }
+std::string variable_is(const std::string& path) {
+  return std::string(kProfileOpsVariable) + "=" + path;
+}
 
 // Fails now, with the variable named, rather than after the whole run.
 void check_writable(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    throw BadInputError(variable_is(path) + ": is a directory (give the path of the JSON file to write)");
+    throw BadInputError(variable_is(path) +
+                        ": is a directory (give the path of the JSON file to write)");
   }
   // write_file_atomically's temporary lives next to PATH: try creating one.
   const std::string probe = path + ".probe." + std::to_string(::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw BadInputError(variable_is(path) + ": cannot write there (" + std::strerror(errno) + ")");
+  if (fd < 0)
+    throw BadInputError(variable_is(path) + ": cannot write there (" + std::strerror(errno) + ")");
   ::close(fd);
   ::unlink(probe.c_str());
 }
@@ -162,26 +176,32 @@ void check_profiler_records(c10::Device device) {
     }
     events = collect(*tp::disableProfiler());
   } catch (const c10::Error& e) {
-    throw BadInputError(std::string(kProfileOpsVariable) + " is set, but this LibTorch's Kineto profiler cannot run: " +
-                        e.what_without_backtrace());
+    throw BadInputError(
+        std::string(kProfileOpsVariable) +
+        " is set, but this LibTorch's Kineto profiler cannot run: " + e.what_without_backtrace());
   }
   bool cpu = false, dev = false;
   for (const auto& e : events) (e.kind == "cpu_op" ? cpu : dev) = true;
   if (!cpu || (device.is_cuda() && !dev)) {
-    throw BadInputError(std::string(kProfileOpsVariable) + " is set, but this LibTorch's Kineto profiler records no " +
-                        (cpu ? "CUDA kernels (CUPTI unavailable?)" : "CPU ops") + ": op profiling is not usable in this build");
+    throw BadInputError(std::string(kProfileOpsVariable) +
+                        " is set, but this LibTorch's Kineto profiler records no " +
+                        (cpu ? "CUDA kernels (CUPTI unavailable?)" : "CPU ops") +
+                        ": op profiling is not usable in this build");
   }
 }
 
 double us(double ns) { return std::round(ns) / 1000.0; }
 
-}  // namespace
+// Nesting of CPU ops: on each thread ops nest (aten::linear > aten::addmm); an op's self
+// time is its time minus that of the ops directly inside it.
+struct Nesting {
+  std::vector<int64_t> child_ns;
+  std::vector<size_t> parent;  // innermost enclosing op; events.size() = none
+};
 
-nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t top) {
-  // Self time of CPU ops: on each thread ops nest (aten::linear > aten::addmm); an op's
-  // self time is its time minus that of the ops directly inside it.
-  std::vector<int64_t> child_ns(events.size(), 0);
-  std::vector<size_t> parent(events.size(), events.size());  // innermost enclosing op; size() = none
+Nesting nest_cpu_ops(const std::vector<OpEvent>& events) {
+  Nesting n{std::vector<int64_t>(events.size(), 0),
+            std::vector<size_t>(events.size(), events.size())};
   std::map<uint64_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < events.size(); ++i) {
     if (events[i].kind == "cpu_op") by_thread[events[i].thread].push_back(i);
@@ -189,65 +209,88 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
   for (auto& [thread, idx] : by_thread) {
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       if (events[a].start_ns != events[b].start_ns) return events[a].start_ns < events[b].start_ns;
-      if (events[a].duration_ns != events[b].duration_ns) return events[a].duration_ns > events[b].duration_ns;
-      return events[a].correlation < events[b].correlation;  // ids grow as ops are entered: the enclosing op first
+      if (events[a].duration_ns != events[b].duration_ns)
+        return events[a].duration_ns > events[b].duration_ns;
+      return events[a].correlation <
+             events[b].correlation;  // ids grow as ops are entered: the enclosing op first
     });
     std::vector<size_t> open;
     for (size_t i : idx) {
       const auto end = [&](size_t k) { return events[k].start_ns + events[k].duration_ns; };
       // An op that starts when the open one does is inside it (LibTorch 1.13's clock has
       // whole microseconds: a wrapper and the op it calls often share start and duration).
-      while (!open.empty() && end(open.back()) <= events[i].start_ns && events[open.back()].start_ns != events[i].start_ns) {
+      while (!open.empty() && end(open.back()) <= events[i].start_ns &&
+             events[open.back()].start_ns != events[i].start_ns) {
         open.pop_back();
       }
       if (!open.empty()) {
-        child_ns[open.back()] += events[i].duration_ns;
-        parent[i] = open.back();
+        n.child_ns[open.back()] += events[i].duration_ns;
+        n.parent[i] = open.back();
       }
       open.push_back(i);
     }
   }
+  return n;
+}
 
-  // Launch paths: the CPU op with a device event's correlation id, and what encloses it.
-  std::map<uint64_t, size_t> op_by_correlation;
-  for (size_t i = 0; i < events.size(); ++i) {
-    if (events[i].kind == "cpu_op" && events[i].correlation != 0) op_by_correlation[events[i].correlation] = i;
+// Launch paths: the CPU op with a device event's correlation id, and what encloses it.
+class LaunchPaths {
+ public:
+  LaunchPaths(const std::vector<OpEvent>& events, const std::vector<size_t>& parent)
+      : events_(events), parent_(parent) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (events[i].kind == "cpu_op" && events[i].correlation != 0)
+        op_by_correlation_[events[i].correlation] = i;
+    }
   }
-  std::map<size_t, std::string> path_of_op;  // by launching op: each built once
-  const auto launch_path = [&](const OpEvent& e) -> std::string {
-    auto it = op_by_correlation.find(e.correlation);
-    if (e.correlation == 0 || it == op_by_correlation.end()) return "";
-    auto [cached, fresh] = path_of_op.emplace(it->second, "");
+
+  // "" when no CPU op launched `e`.
+  std::string of(const OpEvent& e) {
+    auto it = op_by_correlation_.find(e.correlation);
+    if (e.correlation == 0 || it == op_by_correlation_.end()) return "";
+    auto [cached, fresh] = path_of_op_.emplace(it->second, "");
     if (!fresh) return cached->second;
     std::vector<size_t> chain;  // innermost first
-    for (size_t k = it->second; k < events.size(); k = parent[k]) chain.push_back(k);
+    for (size_t k = it->second; k < events_.size(); k = parent_[k]) chain.push_back(k);
     constexpr size_t kLevels = 3;
     std::string path;
     for (size_t level = std::min(kLevels, chain.size()); level-- > 0;) {
-      path += (path.empty() ? "" : " > ") + events[chain[level]].name;
+      path += (path.empty() ? "" : " > ") + events_[chain[level]].name;
     }
     for (size_t level = kLevels; level < chain.size(); ++level) {
-      const std::string& name = events[chain[level]].name;
+      const std::string& name = events_[chain[level]].name;
       if (name.rfind("autograd::engine::evaluate_function: ", 0) == 0) {
         path = name + (level == kLevels ? " > " : " > ... > ") + path;
         break;
       }
     }
-    const std::string& inputs = events[it->second].inputs;
+    const std::string& inputs = events_[it->second].inputs;
     cached->second = inputs.empty() ? path : path + " [" + inputs + "]";
     return cached->second;
-  };
+  }
 
-  struct From {
-    int64_t calls = 0;
-    double total_ns = 0;
-  };
-  struct Row {
-    std::string name, kind;
-    int64_t calls = 0;
-    double total_ns = 0, self_ns = 0;
-    std::map<std::string, From> from;  // device rows: by launch path
-  };
+ private:
+  const std::vector<OpEvent>& events_;
+  const std::vector<size_t>& parent_;
+  std::map<uint64_t, size_t> op_by_correlation_;
+  std::map<size_t, std::string> path_of_op_;  // by launching op: each built once
+};
+
+struct From {
+  int64_t calls = 0;
+  double total_ns = 0;
+};
+struct Row {
+  std::string name, kind;
+  int64_t calls = 0;
+  double total_ns = 0, self_ns = 0;
+  std::map<std::string, From> from;  // device rows: by launch path
+};
+
+// One row per (kind, name), in that order.
+std::map<std::pair<std::string, std::string>, Row> aggregate(const std::vector<OpEvent>& events) {
+  const Nesting nesting = nest_cpu_ops(events);
+  LaunchPaths launch_path(events, nesting.parent);
   std::map<std::pair<std::string, std::string>, Row> rows;  // (kind, name)
   for (size_t i = 0; i < events.size(); ++i) {
     const OpEvent& e = events[i];
@@ -255,18 +298,66 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
     row.name = e.name, row.kind = e.kind;
     row.calls += 1;
     row.total_ns += static_cast<double>(e.duration_ns);
-    row.self_ns += static_cast<double>(std::max<int64_t>(0, e.duration_ns - child_ns[i]));
+    row.self_ns += static_cast<double>(std::max<int64_t>(0, e.duration_ns - nesting.child_ns[i]));
     if (e.kind != "cpu_op") {
-      if (std::string path = launch_path(e); !path.empty()) {
+      if (std::string path = launch_path.of(e); !path.empty()) {
         From& f = row.from[path];
         f.calls += 1;
         f.total_ns += static_cast<double>(e.duration_ns);
       }
     }
   }
+  return rows;
+}
+
+nlohmann::json row_json(const Row& r, double key_ns, double group_ns) {
+  nlohmann::json row = {
+      {"name", r.name},
+      {"kind", r.kind},
+      {"calls", r.calls},
+      {"total_us", us(r.total_ns)},
+      {"self_us", us(r.self_ns)},
+      {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
+      {"percent", group_ns > 0 ? std::round(key_ns / group_ns * 10000.0) / 100.0 : 0.0}};
+  if (!r.from.empty()) {
+    std::vector<std::pair<std::string, From>> paths(r.from.begin(), r.from.end());
+    std::stable_sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
+      return a.second.total_ns > b.second.total_ns;
+    });
+    if (paths.size() > kFromPaths) paths.resize(kFromPaths);
+    nlohmann::json from = nlohmann::json::array();
+    for (const auto& [path, f] : paths) {
+      from.push_back({{"path", path}, {"calls", f.calls}, {"total_us", us(f.total_ns)}});
+    }
+    row["from"] = std::move(from);
+  }
+  return row;
+}
+
+// Sorts `group` by `key`, keeps the top rows, folds the rest into one "(other)" row and
+// appends them to `ops`.
+void emit(std::vector<Row>& group, double Row::*key, double group_ns, const char* other_kind,
+          size_t top, nlohmann::json& ops) {
+  std::stable_sort(group.begin(), group.end(),
+                   [&](const Row& a, const Row& b) { return a.*key > b.*key; });
+  if (group.size() > top) {
+    Row other{"(other)", other_kind};
+    for (size_t i = top; i < group.size(); ++i) {
+      other.calls += group[i].calls, other.total_ns += group[i].total_ns,
+          other.self_ns += group[i].self_ns;
+    }
+    group.resize(top);
+    group.push_back(std::move(other));
+  }
+  for (const Row& r : group) ops.push_back(row_json(r, r.*key, group_ns));
+}
+
+}  // namespace
+
+nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t top) {
   std::vector<Row> device, cpu;
   double device_ns = 0, cpu_self_ns = 0;
-  for (auto& [key, row] : rows) {
+  for (auto& [key, row] : aggregate(events)) {
     if (row.kind == "cpu_op") {
       cpu_self_ns += row.self_ns;
       cpu.push_back(std::move(row));
@@ -275,43 +366,9 @@ nlohmann::json summarize_op_events(const std::vector<OpEvent>& events, size_t to
       device.push_back(std::move(row));
     }
   }
-
   nlohmann::json ops = nlohmann::json::array();
-  // Sorts by `key`, keeps the top rows and folds the rest into one "(other)" row.
-  const auto emit = [&](std::vector<Row>& group, double Row::*key, double group_ns, const char* other_kind) {
-    std::stable_sort(group.begin(), group.end(), [&](const Row& a, const Row& b) { return a.*key > b.*key; });
-    if (group.size() > top) {
-      Row other{"(other)", other_kind};
-      for (size_t i = top; i < group.size(); ++i) {
-        other.calls += group[i].calls, other.total_ns += group[i].total_ns, other.self_ns += group[i].self_ns;
-      }
-      group.resize(top);
-      group.push_back(std::move(other));
-    }
-    for (const Row& r : group) {
-      nlohmann::json row = {{"name", r.name},
-                            {"kind", r.kind},
-                            {"calls", r.calls},
-                            {"total_us", us(r.total_ns)},
-                            {"self_us", us(r.self_ns)},
-                            {"avg_us", us(r.total_ns / static_cast<double>(std::max<int64_t>(1, r.calls)))},
-                            {"percent", group_ns > 0 ? std::round(r.*key / group_ns * 10000.0) / 100.0 : 0.0}};
-      if (!r.from.empty()) {
-        std::vector<std::pair<std::string, From>> paths(r.from.begin(), r.from.end());
-        std::stable_sort(paths.begin(), paths.end(),
-                         [](const auto& a, const auto& b) { return a.second.total_ns > b.second.total_ns; });
-        if (paths.size() > kFromPaths) paths.resize(kFromPaths);
-        nlohmann::json from = nlohmann::json::array();
-        for (const auto& [path, f] : paths) {
-          from.push_back({{"path", path}, {"calls", f.calls}, {"total_us", us(f.total_ns)}});
-        }
-        row["from"] = std::move(from);
-      }
-      ops.push_back(std::move(row));
-    }
-  };
-  emit(device, &Row::total_ns, device_ns, "cuda_kernel");
-  emit(cpu, &Row::self_ns, cpu_self_ns, "cpu_op");
+  emit(device, &Row::total_ns, device_ns, "cuda_kernel", top, ops);
+  emit(cpu, &Row::self_ns, cpu_self_ns, "cpu_op", top, ops);
   return {{"device_us", us(device_ns)}, {"cpu_self_us", us(cpu_self_ns)}, {"ops", std::move(ops)}};
 }
 
@@ -342,10 +399,14 @@ void OpProfile::start() {
 void OpProfile::finish(int64_t steps) {
   if (!running_) return;
   synchronize(device_);
-  const double wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
+  const double wall_ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start_).count();
   const auto result = tp::disableProfiler();
   running_ = false;
-  nlohmann::json out = {{"steps", steps}, {"device", device_.str()}, {"torch", TORCH_VERSION}, {"total_us", us(wall_ns)}};
+  nlohmann::json out = {{"steps", steps},
+                        {"device", device_.str()},
+                        {"torch", TORCH_VERSION},
+                        {"total_us", us(wall_ns)}};
   out.update(summarize_op_events(collect(*result), kTopRows));
   write_file_atomically(path_, out.dump(2) + "\n");
 }

@@ -3,7 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include "trainer/data/synthetic_clips.hpp"
+#include "trainer/runtime/seed.hpp"
 
 namespace sg::trainer {
 

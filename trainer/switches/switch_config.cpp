@@ -153,23 +153,30 @@ Switches resolve_switches(const std::map<std::string, std::string>& env, const s
   return sw;
 }
 
-void check_switches_apply(const Switches& sw, const std::string& workload) {
+void check_switches_apply(const Switches& sw, const std::string& workload,
+                          const SwitchReaders& readers) {
+  auto applies = [&](const SwitchSpec& spec) {
+    for (const auto& w : readers(spec)) {
+      if (w == workload) return true;
+    }
+    return false;
+  };
   auto refuse = [&](const std::string& what, const SwitchSpec& spec) {
     std::string list;
-    for (const auto& w : spec.workloads) list += (list.empty() ? "" : ", ") + w;
+    for (const auto& w : readers(spec)) list += (list.empty() ? "" : ", ") + w;
     throw BadInputError(what + " does not apply to workload " + workload + " (" + spec.env() + " applies to: " +
                         list + "); unset it for this workload");
   };
   for (const auto& spec : switch_table()) {
     auto it = sw.resolved.find(spec.env());
-    if (it != sw.resolved.end() && it->second != spec.default_value && !spec.applies_to(workload)) {
+    if (it != sw.resolved.end() && it->second != spec.default_value && !applies(spec)) {
       refuse(spec.env() + "=" + it->second, spec);
     }
   }
   for (const auto& [family, value] : sw.kernel_params) {
     for (const auto& fam : sg::kernels::families()) {
       const SwitchSpec* spec = fam.name == family ? find_switch(fam.switch_name) : nullptr;
-      if (spec != nullptr && !spec->applies_to(workload)) refuse(std::string(kKernelPrefix) + family, *spec);
+      if (spec != nullptr && !applies(*spec)) refuse(std::string(kKernelPrefix) + family, *spec);
     }
   }
 }

@@ -59,7 +59,6 @@ SwitchSpec flag(const char* name, Identity identity, Effect effect, std::vector<
   s.identity = identity;
   s.effect = effect;
   s.doc = std::move(doc);
-  s.workloads = {"wam"};
   s.apply = std::move(apply);
   s.unavailable_reason = std::move(unavailable);
   return s;
@@ -79,14 +78,13 @@ SwitchSpec integer(const char* name, int64_t min, int64_t max, std::vector<std::
   s.identity = identity;
   s.effect = effect;
   s.doc = std::move(doc);
-  s.workloads = {"wam"};
   s.apply = std::move(apply);
   return s;
 }
 
-// The workloads a switch applies to, when not only wam.
-SwitchSpec for_workloads(std::vector<std::string> workloads, SwitchSpec s) {
-  s.workloads = std::move(workloads);
+// A switch read by other code than wam's own.
+SwitchSpec in_scope(SwitchScope scope, SwitchSpec s) {
+  s.scope = scope;
   return s;
 }
 // A data-parallel switch: it does nothing on fewer than two ranks.
@@ -94,8 +92,6 @@ SwitchSpec data_parallel(SwitchSpec s) {
   s.min_world_size = 2;
   return s;
 }
-const std::vector<std::string> kAllWorkloads = {"wam", "lm", "lm_osft"};
-const std::vector<std::string> kLmWorkloads = {"lm", "lm_osft"};
 
 std::vector<SwitchSpec> build_table() {
   using I = Identity;
@@ -145,18 +141,18 @@ std::vector<SwitchSpec> build_table() {
             "differently; efficient/flash/cudnn backward is not deterministic, so a run with them "
             "relaxes deterministic mode to warn-only (recorded in the fingerprint).";
     s.apply = to(&Switches::attn_backend);
-    s.workloads = kAllWorkloads;
+    s.scope = SwitchScope::kLayers;
     s.unavailable_reason = kCuda && kTorch2 && gpu_present()
                                ? ""
                                : "needs a GPU, a CUDA build and LibTorch >= 2.0 (only math runs here)";
     t.push_back(s);
   }
-  t.push_back(for_workloads(kAllWorkloads,
-                            flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
-                                 "Fused RoPE kernel (kernel family ROPE) with the float64 products and rounding "
-                                 "steps of the reference rotation; table-driven, so it runs wam's 3-D RoPE and "
-                                 "lm's 1-D RoPE alike.",
-                                 to(&Switches::fused_rope), kernel_reason("ROPE"))));
+  t.push_back(in_scope(SwitchScope::kLayers,
+                       flag("FUSED_ROPE", I::kBitwise, E::kSpeed, {},
+                            "Fused RoPE kernel (kernel family ROPE) with the float64 products and rounding "
+                            "steps of the reference rotation; table-driven, so it runs wam's 3-D RoPE and "
+                            "lm's 1-D RoPE alike.",
+                            to(&Switches::fused_rope), kernel_reason("ROPE"))));
   t.push_back(flag("FAST_CAT", I::kBitwise, E::kSpeed, {},
                    "Joint [video; action] q/k/v concatenation and attention-output split as one row-copy "
                    "kernel each (kernel family CAT).",
@@ -177,27 +173,27 @@ std::vector<SwitchSpec> build_table() {
                    "norm and rotation are one pass. Tolerance: the norm weights' gradients are not bitwise "
                    "the plain path's (measured on an H200).",
                    to(&Switches::fused_qk_norm), kernel_reason("QKNORM")));
-  t.push_back(for_workloads(kAllWorkloads,
-                            flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
-                                 "Replay each layer that CKPT_LAYERS leaves un-checkpointed (wam: MoT layers, lm: "
-                                 "decoder blocks) from per-layer CUDA graphs (forward and backward captured per "
-                                 "input shape, like make_graphed_callables): fewer kernel launches, same kernels, "
-                                 "so bitwise. Checkpointed layers run as before, so it pays only with "
-                                 "CKPT_LAYERS=0 or k < layers (no effect at the default -1). Costs memory: each "
-                                 "graphed layer keeps its activations and buffers for up to 4 input shapes. "
-                                 "With MIXED_ATTN_CKPT on (wam), no layer is graphed (a graphed layer cannot "
-                                 "checkpoint inside).",
-                                 to(&Switches::cuda_graphs),
-                                 !kCuda || kTorch2 ? cuda_only("CUDA graph capture")
-                                                   : "needs LibTorch >= 2.0 (CUDA graph capture API)")));
+  t.push_back(in_scope(SwitchScope::kLayers,
+                       flag("CUDA_GRAPHS", I::kBitwise, E::kSpeed, {},
+                            "Replay each layer that CKPT_LAYERS leaves un-checkpointed (wam: MoT layers, lm: "
+                            "decoder blocks) from per-layer CUDA graphs (forward and backward captured per "
+                            "input shape, like make_graphed_callables): fewer kernel launches, same kernels, "
+                            "so bitwise. Checkpointed layers run as before, so it pays only with "
+                            "CKPT_LAYERS=0 or k < layers (no effect at the default -1). Costs memory: each "
+                            "graphed layer keeps its activations and buffers for up to 4 input shapes. "
+                            "With MIXED_ATTN_CKPT on (wam), no layer is graphed (a graphed layer cannot "
+                            "checkpoint inside).",
+                            to(&Switches::cuda_graphs),
+                            !kCuda || kTorch2 ? cuda_only("CUDA graph capture")
+                                              : "needs LibTorch >= 2.0 (CUDA graph capture API)")));
   // ---- lm packing ----
-  t.push_back(for_workloads(kLmWorkloads,
-                            flag("PAD_TO_8", I::kTolerance, E::kSpeed, {},
-                                 "Pad each packed lm batch to a multiple of 8 positions (instead of its longest "
-                                 "row) so GEMMs get tensor-core-friendly shapes. Padding is masked out of "
-                                 "attention and the loss, so the real tokens are the same; other shapes, so "
-                                 "rounding can differ.",
-                                 to(&Switches::pad_to_8))));
+  t.push_back(in_scope(SwitchScope::kLmPacking,
+                       flag("PAD_TO_8", I::kTolerance, E::kSpeed, {},
+                            "Pad each packed lm batch to a multiple of 8 positions (instead of its longest "
+                            "row) so GEMMs get tensor-core-friendly shapes. Padding is masked out of "
+                            "attention and the loss, so the real tokens are the same; other shapes, so "
+                            "rounding can differ.",
+                            to(&Switches::pad_to_8))));
   // ---- VAE encode ----
   t.push_back(flag("VAE_FULLCLIP", I::kTolerance, E::kSpeed, {},
                    "Encode each clip in one pass instead of chunk by chunk (first frame, then 4-frame "
@@ -208,13 +204,13 @@ std::vector<SwitchSpec> build_table() {
                    "the default contiguous layout. Other conv algorithms, so rounding can differ.",
                    to(&Switches::vae_channels_last)));
   // ---- memory ----
-  t.push_back(for_workloads(kAllWorkloads,
-                            integer("CKPT_LAYERS", -1, 64, {"-1", "0", "4", "8", "16"}, "-1", I::kBitwise,
-                                    E::kMemory, {},
-                                    "Activation checkpointing (recompute in backward) of the first k layers (wam: "
-                                    "MoT layers, lm: decoder blocks); -1 (the default) checkpoints every layer, 0 "
-                                    "none. Recompute reproduces the forward exactly.",
-                                    to(&Switches::ckpt_layers))));
+  t.push_back(in_scope(SwitchScope::kLayers,
+                       integer("CKPT_LAYERS", -1, 64, {"-1", "0", "4", "8", "16"}, "-1", I::kBitwise,
+                               E::kMemory, {},
+                               "Activation checkpointing (recompute in backward) of the first k layers (wam: "
+                               "MoT layers, lm: decoder blocks); -1 (the default) checkpoints every layer, 0 "
+                               "none. Recompute reproduces the forward exactly.",
+                               to(&Switches::ckpt_layers))));
   t.push_back(flag("MIXED_ATTN_CKPT", I::kBitwise, E::kMemory, {},
                    "In layers not checkpointed as a whole, checkpoint the joint [video; action] attention "
                    "(q/k/v projections through the output projections) on its own.",
@@ -232,26 +228,26 @@ std::vector<SwitchSpec> build_table() {
   t.push_back(flag("PIN_MEMORY", I::kBitwise, E::kSchedule, {},
                    "Loader workers allocate host batches in pinned memory so copies can be asynchronous.",
                    to(&Switches::pin_memory), cuda_only("pinned host memory")));
-  t.push_back(for_workloads(kAllWorkloads,
-                            flag("ALLOC_EXPANDABLE", I::kBitwise, E::kMemory, {},
-                                 "CUDA caching allocator with expandable segments (less fragmentation); set "
-                                 "before the first CUDA allocation.",
-                                 to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting"))));
-  t.push_back(for_workloads(kAllWorkloads,
-                            flag("NUMA_BIND", I::kBitwise, E::kSchedule, {},
-                                 "Bind the process (training thread, loader workers) to the CPU cores of its "
-                                 "GPU's NUMA node (the PCI device's local_cpulist) before any worker starts.",
-                                 to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node"))));
-  t.push_back(for_workloads(kAllWorkloads,
-                            flag("NO_UNINIT_FILL", I::kBitwise, E::kSpeed, {},
-                                 "Deterministic mode stays on, but without its fill of uninitialised memory: "
-                                 "LibTorch >= 2.1 fills every new tensor with NaN (integers: their max) so that "
-                                 "a read of uninitialised memory is reproducible. Code that never reads it "
-                                 "computes the same bits without the fill, and the fill costs a kernel per "
-                                 "allocation (on the H200 at micro-batch 32, fast.env: ~6,000 fills, ~95 ms of "
-                                 "a 1.37 s step).",
-                                 to(&Switches::no_uninit_fill),
-                                 kFillUninitialized ? "" : "LibTorch < 2.1 does not fill uninitialised memory")));
+  t.push_back(in_scope(SwitchScope::kRuntime,
+                       flag("ALLOC_EXPANDABLE", I::kBitwise, E::kMemory, {},
+                            "CUDA caching allocator with expandable segments (less fragmentation); set "
+                            "before the first CUDA allocation.",
+                            to(&Switches::alloc_expandable), cuda_only("CUDA caching allocator setting"))));
+  t.push_back(in_scope(SwitchScope::kRuntime,
+                       flag("NUMA_BIND", I::kBitwise, E::kSchedule, {},
+                            "Bind the process (training thread, loader workers) to the CPU cores of its "
+                            "GPU's NUMA node (the PCI device's local_cpulist) before any worker starts.",
+                            to(&Switches::numa_bind), cuda_only("binds to the GPU's NUMA node"))));
+  t.push_back(in_scope(SwitchScope::kRuntime,
+                       flag("NO_UNINIT_FILL", I::kBitwise, E::kSpeed, {},
+                            "Deterministic mode stays on, but without its fill of uninitialised memory: "
+                            "LibTorch >= 2.1 fills every new tensor with NaN (integers: their max) so that "
+                            "a read of uninitialised memory is reproducible. Code that never reads it "
+                            "computes the same bits without the fill, and the fill costs a kernel per "
+                            "allocation (on the H200 at micro-batch 32, fast.env: ~6,000 fills, ~95 ms of "
+                            "a 1.37 s step).",
+                            to(&Switches::no_uninit_fill),
+                            kFillUninitialized ? "" : "LibTorch < 2.1 does not fill uninitialised memory")));
   t.push_back(flag("ASYNC_STEP_STATS", I::kBitwise, E::kSchedule, {},
                    "Keep each step's loss and gradient norm on the device and read them one step later "
                    "through a non-blocking copy (instead of a device sync per micro-batch's loss, like loss.item(), and one "

@@ -15,6 +15,15 @@ namespace sg::trainer {
 enum class SwitchType { kBool, kInt, kEnum };
 enum class Identity { kBitwise, kTolerance };
 enum class Effect { kSpeed, kMemory, kSchedule };
+// The code that reads a switch. A workload reads the switches of the scopes it is built
+// from (Workload::reads, trainer/workload/workload.hpp); a non-default value for a
+// workload that does not read it is refused (exit 2).
+enum class SwitchScope {
+  kRuntime,    // process setup every run does (allocator, NUMA binding, deterministic mode)
+  kLayers,     // the shared layers (attention, RoPE, checkpointing, CUDA graphs)
+  kWam,        // wam's own code: text path, VAE, clip loader, its fused kernels, its loop
+  kLmPacking,  // lm's packed batches
+};
 
 struct SwitchSpec {
   std::string name;                 // "TEXT_CACHE"; env is "SG_" + name
@@ -28,9 +37,9 @@ struct SwitchSpec {
   Effect effect = Effect::kSpeed;
   bool deterministic = true;        // false: some non-default value has no deterministic kernel
   std::string doc;
-  // Workloads whose code reads this switch; a non-default value for any other workload
-  // is refused (exit 2). The table's helpers default to {"wam"}.
-  std::vector<std::string> workloads;
+  // Which code reads it (the table's helpers default to kWam); describe --json lists the
+  // workloads that read it.
+  SwitchScope scope = SwitchScope::kWam;
   // Fewer data-parallel ranks than this and the switch does nothing (the DDP switches: 2);
   // a controller measuring on fewer ranks does not search it.
   int min_world_size = 1;
@@ -40,12 +49,6 @@ struct SwitchSpec {
   std::function<void(Switches&, const std::string&)> apply;
 
   std::string env() const { return "SG_" + name; }
-  bool applies_to(const std::string& workload) const {
-    for (const auto& w : workloads) {
-      if (w == workload) return true;
-    }
-    return false;
-  }
 };
 
 const std::vector<SwitchSpec>& switch_table();
