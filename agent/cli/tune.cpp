@@ -12,7 +12,7 @@
 #include "agent/presets/emit.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/runner/describe.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent {

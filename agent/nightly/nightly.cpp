@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
-#include "agent/manifest/unknown_target.hpp"
+#include "agent/protocol/unknown_target.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/gate.hpp"
@@ -16,10 +16,10 @@
 #include "agent/nightly/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
-#include "agent/presets/target_rank.hpp"
-#include "agent/search/campaign.hpp"
-#include "agent/search/campaign_evaluator.hpp"
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/target_rank.hpp"
+#include "agent/campaign/campaign.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
 

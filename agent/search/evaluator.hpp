@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/common/disposition.hpp"
-#include "agent/manifest/config.hpp"
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/config.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 
 namespace sg::agent {
 

@@ -16,7 +16,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/proc_scan.hpp"
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/store/schema.hpp"
 
 namespace sg::agent {

@@ -1,7 +1,7 @@
 // End-to-end campaigns against the fake trainer (tests/agent/data/fake_trainer.py):
 // the gate accepts and rejects the right switches, the minifier finds the pair,
 // presets are emitted per budget, and a campaign killed mid-trial resumes.
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +22,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/gate/gate.hpp"
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/report/summary.hpp"

@@ -19,7 +19,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/runner/local_executor.hpp"
 #include "agent/runner/slurm_executor.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/search/finals.hpp"
 #include "agent/search/memory_points.hpp"
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/search/replay.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"

@@ -1,4 +1,4 @@
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -24,8 +24,8 @@
 #include "agent/common/hash.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/gate/speed_stats.hpp"
-#include "agent/presets/target_rank.hpp"
-#include "agent/search/campaign_evaluator.hpp"
+#include "agent/ranking/target_rank.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/search/finals.hpp"
 
 namespace sg::agent {

@@ -1,4 +1,4 @@
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 #include <sys/stat.h>
 

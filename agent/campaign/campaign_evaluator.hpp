@@ -24,8 +24,8 @@
 #include "agent/gate/speed_stats.hpp"
 #include "agent/memory/projection.hpp"
 #include "agent/runner/executor.hpp"
-#include "agent/runner/result.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/protocol/result.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/search/evaluator.hpp"
 #include "agent/store/store.hpp"
 

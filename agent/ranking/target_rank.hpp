@@ -20,7 +20,7 @@
 #pragma once
 #include <cmath>
 
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/store/store.hpp"
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/errors.hpp"
-#include "agent/search/campaign_evaluator.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 
 namespace sg::agent {
 

@@ -12,7 +12,7 @@ struct FrontierPoint {
   double speedup = 0;          // throughput relative to the baseline
   double projected_peak = 0;   // bytes
   std::size_t switches = 0;    // tie-break: fewer switches win
-  int tier = 0;                // pick_for_budget: a higher tier wins before speedup (agent/presets/target_rank.hpp)
+  int tier = 0;                // pick_for_budget: a higher tier wins before speedup (agent/ranking/target_rank.hpp)
 };
 
 // Indices of the non-dominated points (higher speedup, lower peak), ordered by peak. A

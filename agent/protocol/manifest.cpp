@@ -1,4 +1,4 @@
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Preset ranking at the target micro-batch (see target_rank.hpp).
-#include "agent/presets/target_rank.hpp"
+#include "agent/ranking/target_rank.hpp"
 
 #include "agent/gate/speed_stats.hpp"
 
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 namespace {

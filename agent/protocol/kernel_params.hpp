@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/search/campaign_evaluator.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 
 #include <unistd.h>
 
@@ -15,8 +15,8 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/floats.hpp"
 #include "agent/common/progress_sink.hpp"
-#include "agent/manifest/kernel_params.hpp"
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/kernel_params.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 #include "agent/runner/trial.hpp"
 #include "agent/store/trial_launch.hpp"
 

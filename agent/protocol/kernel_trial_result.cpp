@@ -1,4 +1,4 @@
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 
 #include <cmath>
 

@@ -1,8 +1,8 @@
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 
 #include <sstream>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 namespace sg::agent {
 

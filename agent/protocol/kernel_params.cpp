@@ -1,4 +1,4 @@
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 #include <cctype>
 #include <map>

@@ -1,4 +1,4 @@
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"
-#include "agent/manifest/unknown_target.hpp"
-#include "agent/search/campaign_evaluator.hpp"
-#include "agent/search/pareto.hpp"
+#include "agent/protocol/unknown_target.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/shared_claims.hpp"
 #include "agent/store/store.hpp"

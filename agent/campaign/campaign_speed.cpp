@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/search/campaign_evaluator.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 
 namespace sg::agent {
 

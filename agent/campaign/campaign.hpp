@@ -11,7 +11,7 @@
 #include "agent/common/units.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/gate/speed_stats.hpp"
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/runner/executor.hpp"
 #include "agent/search/strategy.hpp"
 
