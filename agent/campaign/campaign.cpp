@@ -103,13 +103,14 @@ SearchOptions search_options(const CampaignOptions& opt, bool rank_at_target) {
   return so;
 }
 
-std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
-  // Only the switches that apply to this campaign's workload are searched (protocol §1).
-  // Nor those that do nothing at the trials' world size (protocol §1, min_world_size).
-  const Manifest manifest = full_manifest.for_workload(in.workload).for_world_size(in.trial_world_size);
-  CampaignOptions opt = in;
+CampaignOptions with_defaults(CampaignOptions opt) {
   if (opt.screen_steps == 0) opt.screen_steps = std::max(std::min(3, opt.steps), opt.steps / 2);
   if (opt.plan.empty()) opt.plan = default_plan();
+  return opt;
+}
+
+CampaignOptions prepare_campaign(const CampaignOptions& in, const Manifest& manifest) {
+  CampaignOptions opt = with_defaults(in);
   opt.validate();
   if (std::string bad = unknown_target_message(manifest, opt.workload, opt.size); !bad.empty()) {
     throw UsageError(bad);
@@ -117,14 +118,67 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
   namespace fs = std::filesystem;
   fs::path db(opt.db_path);
   if (db.has_parent_path()) fs::create_directories(db.parent_path());
-  if (opt.runs_dir.empty()) opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
+  if (opt.runs_dir.empty()) {
+    opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
+  }
   make_executor(opt.executor, opt.trial_world_size);  // refuses impossible executors before anything is written
-  Store store(opt.db_path);
+  return opt;
+}
 
+std::vector<FrontierPoint> accepted_points(const std::vector<EvaluationRow>& evals, int steps) {
+  std::vector<FrontierPoint> pts;
+  for (const auto& e : evals) {
+    if (e.steps != steps || e.disposition != Disposition::accepted) continue;
+    pts.push_back({e.id, e.speedup, e.projected_peak_bytes, config_from_key(e.config_key).size()});
+  }
+  return pts;
+}
+
+CampaignOutcome drive_campaign(Store& store, const CampaignOptions& opt, const Manifest& manifest,
+                               const CampaignHooks& hooks) {
+  CampaignOutcome out;
+  out.id = hooks.open(store);
+  const std::shared_ptr<void> held = hooks.hold ? hooks.hold(store, out.id) : nullptr;
+  CampaignEvaluator evaluator(store, out.id, manifest, opt);
+  evaluator.trials().requeue_stale(kStaleAfterS);
+  if (hooks.before_trial) evaluator.trials().set_before_trial(hooks.before_trial);
+  SearchContext ctx(manifest, evaluator, search_options(opt, evaluator.probes_at_target()));
+  ctx.plan = opt.plan;
+  CampaignRun run{store, out.id, manifest, opt, evaluator, ctx};
+  try {
+    ctx.evaluate({}, opt.steps, "baseline");
+    out.baseline_measured = true;
+    if (!hooks.after_baseline || hooks.after_baseline(run)) {
+      for (const auto& name : opt.plan) ctx.run_strategy(name);
+    }
+  } catch (const BudgetExhausted&) {
+    out.budget_spent = true;
+    spdlog::info("budget spent after {} trainer runs", evaluator.trials_run());
+  } catch (const GateFailure& e) {
+    throw_if_interrupted();  // a trial ended by the stop signal is no verdict
+    store.set_campaign_determinism(out.id, evaluator.deterministic().value_or(false),
+                                   std::string("baseline failed: ") + e.what());
+    out.gate_failure = e.what();
+  }
+  set_progress_status("");  // the status line is gone before the summary
+  out.trials_run = evaluator.trials_run();
+  out.best_speedup = evaluator.best_speedup();
+  if (!out.gate_failure.empty()) return out;
+  // The frontier over everything confirmed at the full step budget.
+  const std::vector<FrontierPoint> pts = accepted_points(store.evaluations(out.id), opt.steps);
+  std::vector<std::int64_t> frontier;
+  for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
+  store.set_frontier(out.id, frontier);
+  return out;
+}
+
+namespace {
+
+// tune's rule: resume the latest unfinished campaign with the same trainer, manifest and
+// options (--resume: the latest finished one too), else start one. One transaction:
+// controllers started together with identical options share one campaign.
+std::int64_t open_tune_campaign(Store& store, const CampaignOptions& opt, const Manifest& manifest) {
   std::int64_t cid = 0;
-  // A plain run resumes an interrupted campaign; --resume also reopens the latest finished
-  // one (e.g. a campaign run in budget slices): recorded trials are reused, not re-run.
-  // One transaction: controllers started together with identical options share one campaign.
   store.write([&] {
     auto prev = store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
     if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
@@ -146,62 +200,54 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     cid = store.create_campaign(c);
     spdlog::info("campaign {} started in {}", cid, opt.db_path);
   });
-  CampaignEvaluator evaluator(store, cid, manifest, opt);
-  for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
-    spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
-    evaluator.executor().cancel_orphan(trial_job_id(store, id));
+  return cid;
+}
+
+// Shared campaigns: the reservation keeper, and the reservations released at the end.
+struct SharedClaims {
+  SharedClaims(Store& store, const std::string& db_path, std::int64_t cid)
+      : store(store), cid(cid), keeper(db_path, cid, std::chrono::seconds(10)) {}
+  ~SharedClaims() {
+    try {
+      release_reservations(store, cid);
+    } catch (const std::exception& e) {
+      spdlog::warn("reservations not released: {}", e.what());
+    }
   }
+  Store& store;
+  std::int64_t cid;
+  ReservationKeeper keeper;
+};
+
+}  // namespace
+
+std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
+  // Only the switches that apply to this campaign's workload are searched (protocol §1).
+  // Nor those that do nothing at the trials' world size (protocol §1, min_world_size).
+  const Manifest manifest = full_manifest.for_workload(in.workload).for_world_size(in.trial_world_size);
+  const CampaignOptions opt = prepare_campaign(in, manifest);
+  Store store(opt.db_path);
+  std::int64_t cid = 0;
+  CampaignHooks hooks;
+  hooks.open = [&](Store& s) { return cid = open_tune_campaign(s, opt, manifest); };
+  hooks.hold = [&](Store& s, std::int64_t id) { return std::make_shared<SharedClaims>(s, opt.db_path, id); };
   // Another controller on this campaign may hold a key: wait for its outcome instead
   // of running the key twice (agent/store/shared_claims.hpp).
-  evaluator.set_warm_start([&store, cid](const std::string& purpose, const std::string& key) {
+  hooks.before_trial = [&store, &cid](const std::string& purpose, const std::string& key) {
     reserve_trial_key(store, cid, purpose, key, kStaleAfterS, std::chrono::milliseconds(250), [&](const KeyOwner& o) {
       spdlog::info("trial {} ({}) runs under controller {} on {}: waiting for its outcome", o.trial_id, purpose,
                    o.controller_pid, o.host);
     });
-  });
-  ReservationKeeper keeper(opt.db_path, cid, std::chrono::seconds(10));
-  struct Release {
-    Store& store;
-    std::int64_t cid;
-    ~Release() {
-      try {
-        release_reservations(store, cid);
-      } catch (const std::exception& e) {
-        spdlog::warn("reservations not released: {}", e.what());
-      }
-    }
-  } release{store, cid};
-  SearchContext ctx(manifest, evaluator, search_options(opt, evaluator.probes_at_target()));
-  ctx.plan = opt.plan;
-  bool budget_spent = false;
-  try {
-    ctx.evaluate({}, opt.steps, "baseline");
-    for (const auto& name : opt.plan) ctx.run_strategy(name);
-  } catch (const BudgetExhausted&) {
-    budget_spent = true;
-    spdlog::info("budget spent after {} trainer runs", evaluator.trials_run());
-  } catch (const GateFailure& e) {
-    throw_if_interrupted();  // a trial ended by the stop signal is no verdict
-    store.set_campaign_determinism(cid, evaluator.deterministic().value_or(false), std::string("baseline failed: ") + e.what());
+  };
+  const CampaignOutcome out = drive_campaign(store, opt, manifest, hooks);
+  if (!out.gate_failure.empty()) {
     store.finish_campaign(cid);
-    set_progress_status("");
-    throw;
+    throw GateFailure(out.gate_failure);
   }
-  set_progress_status("");  // the status line is gone before the summary
   throw_if_interrupted();  // the campaign stays unfinished: the next controller resumes it
-
-  // The frontier over everything confirmed at the full step budget.
-  std::vector<FrontierPoint> pts;
-  for (const auto& e : store.evaluations(cid)) {
-    if (e.steps != opt.steps || e.disposition != Disposition::accepted) continue;
-    pts.push_back({e.id, e.speedup, e.projected_peak_bytes, config_from_key(e.config_key).size()});
-  }
-  std::vector<std::int64_t> frontier;
-  for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
-  store.set_frontier(cid, frontier);
   store.finish_campaign(cid);
   spdlog::info("campaign {} finished{}: {} trainer runs now, best speedup {:.3f}x", cid,
-               budget_spent ? " (budget spent)" : "", evaluator.trials_run(), evaluator.best_speedup());
+               out.budget_spent ? " (budget spent)" : "", out.trials_run, out.best_speedup);
   return cid;
 }
 

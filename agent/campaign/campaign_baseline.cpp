@@ -34,7 +34,7 @@ const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps, bool w
     std::vector<Plan> independent = {{"baseline", {}, s0, steps, micro_batch_, 0, ""}};
     if (!deterministic_) independent.push_back({"baseline", {}, s0, steps, micro_batch_, 1, ""});
     for (std::size_t i = 1; i < opt_.seeds.size(); ++i) independent.push_back({"band", {}, opt_.seeds[i], steps, micro_batch_, 0, ""});
-    run_batch(independent);
+    trials_.run_batch(independent);
   }
   Run a = run("baseline", {}, s0, steps, micro_batch_, 0);
   if (!a.result) throw GateFailure(fmt::format("baseline (all defaults, seed {}) failed: {}: {}", s0, to_string(*a.failure), a.reason));
@@ -71,7 +71,7 @@ const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps, bool w
   b.bands.rounding_factor = opt_.rounding_factor;
   if (!others.empty()) require_usable(b.bands.seed, fmt::format("seed band at {} steps", steps));
   b.bands.rounding = rounding_band(steps, b.s0, others, preflight_b ? &*preflight_b : nullptr, b.trial_ids);
-  store_.set_trial_disposition(b.trial_ids, Disposition::accepted);
+  trials_.set_disposition(b.trial_ids, Disposition::accepted);
   const Baseline& stored_base = baselines_.emplace(steps, std::move(b)).first->second;
   if (with_noise && opt_.noise_pairs > 0) measure_noise_at(steps);
   return stored_base;
@@ -91,7 +91,7 @@ std::optional<Band> CampaignEvaluator::rounding_band(int steps, const TrialResul
   // The perturbed runs at s0 and at the first band seed, each against its plain run.
   std::vector<Plan> plans = {{"rounding", {}, opt_.seeds.front(), steps, micro_batch_, 0, "", {}, opt_.perturb_eps}};
   if (opt_.seeds.size() > 1) plans.push_back({"rounding", {}, opt_.seeds[1], steps, micro_batch_, 0, "", {}, opt_.perturb_eps});
-  run_batch(plans);
+  trials_.run_batch(plans);
   std::vector<std::pair<TrialResult, TrialResult>> pairs;
   std::vector<std::int64_t> band_ids;
   for (std::size_t i = 0; i < plans.size(); ++i) {
@@ -141,14 +141,13 @@ void CampaignEvaluator::measure_noise_at(int steps) {
                    to_string(*bad.failure), bad.reason);
       return;
     }
-    SpeedPair p{steady_step_seconds(a.result->step_records), steady_step_seconds(b.result->step_records)};
-    if (p.base_step_s <= 0 || p.cand_step_s <= 0) {
+    const std::optional<PairOfRuns> p = pair_of(a, b, "", steps, r);
+    if (!p) {
       spdlog::warn("A/A noise pair {} at {} steps has no step times: host noise not measured", r, steps);
       return;
     }
-    pairs.push_back(p);
-    rows.push_back({campaign_id_, 0, a.trial_id, b.trial_id, "", steps, r, p.base_step_s, p.cand_step_s,
-                    std::log(p.base_step_s / p.cand_step_s)});
+    pairs.push_back(p->pair);
+    rows.push_back(p->row);
   }
   const HostNoise noise = measure_noise(pairs, rule);
   store_.add_noise_pairs(campaign_id_, steps, rows);

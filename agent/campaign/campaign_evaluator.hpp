@@ -1,33 +1,29 @@
-// The real Evaluator: runs trials through an executor (memoised in the store by
-// trial key, so a resumed campaign re-uses every finished trial), establishes the
-// preflight and seed band per step budget, gates candidates, projects memory and
-// measures speed with paired ABAB repeats.
+// The real Evaluator: establishes the preflight and seed band per step budget, gates
+// candidates, projects memory and measures speed with paired ABAB repeats. Its trials go
+// through the trial service (agent/trial/trial_service.hpp: stored or run, then
+// recorded); what they mean, through the judge (agent/trial/judge.hpp).
 //
-// Parallel dispatch: when the executor can run several trials at once, the trials
-// that do not depend on each other (a step budget's preflight and band baselines;
-// the gate runs of the candidates a strategy announces through prefetch(), then the
-// memory probes of those that pass) run side by side first, each worker thread on its
-// own Store connection (SQLite serialises the writes: WAL, BEGIN IMMEDIATE). The
-// sequential evaluation then finds them finished in the store. Speed pairs always
-// run in the sequential part, alone on the host (exclusive requests).
+// Parallel dispatch: when the executor can run several trials at once, the trials that do
+// not depend on each other (a step budget's preflight and band baselines; the gate runs of
+// the candidates a strategy announces through prefetch(), then the memory probes of those
+// that pass) run side by side first (TrialService::run_batch); the sequential evaluation
+// then finds them finished in the store. Speed pairs always run in the sequential part,
+// alone on the host (exclusive requests).
 #pragma once
-#include <chrono>
-#include <functional>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "agent/campaign/campaign.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/gate/speed_stats.hpp"
 #include "agent/memory/projection.hpp"
-#include "agent/runner/executor.hpp"
 #include "agent/protocol/result.hpp"
-#include "agent/campaign/campaign.hpp"
 #include "agent/search/evaluator.hpp"
 #include "agent/store/store.hpp"
+#include "agent/trial/trial_service.hpp"
 
 namespace sg::agent {
 
@@ -48,50 +44,24 @@ class CampaignEvaluator : public Evaluator {
   // Defined in campaign_finals.cpp.
   int run_finals(const std::vector<Evaluation>& before, int per_budget) override;
 
-  Executor& executor() { return *executor_; }
-
-  int trials_run() const { return trials_run_; }
+  TrialService& trials() { return trials_; }
+  int trials_run() const { return trials_.trials_run(); }
   double best_speedup() const { return best_speedup_; }
   std::optional<bool> deterministic() const { return deterministic_; }
 
-  // Warm start (speedgate nightly, agent/nightly/): called before each trial with its
-  // purpose and key; it may copy an identical finished trial of an earlier campaign
-  // into this one, which run() then uses instead of running the trainer.
-  using WarmStart = std::function<void(const std::string& purpose, const std::string& trial_key)>;
-  void set_warm_start(WarmStart w) { warm_start_ = std::move(w); }
-
  private:
-  struct Run {
-    std::int64_t trial_id = 0;
-    std::optional<Disposition> failure;
-    std::string reason;
-    std::optional<TrialResult> result;
-  };
+  using Run = TrialRun;
+  using Plan = TrialPlan;
   struct Baseline {
     TrialResult s0;
     ToleranceBands bands;  // the seed band, and the rounding band when the trainer can perturb
     std::vector<std::int64_t> trial_ids;
   };
-
-  struct Plan {
-    std::string purpose;
-    Config config;
-    int seed = 0, steps = 0, micro_batch = 1, repeat = 0;
-    std::string paired_with;
-    std::optional<KernelTrialSpec> kernel;  // a kernel trial (purpose kernel_timing)
-    double perturb = 0;                     // > 0: a rounding-band run (--perturb)
-  };
-  std::string key_of(const Plan& p) const;
+  // A plan of the campaign's measured shape: `config` at `steps` and the first seed.
+  Plan plan(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
+            const std::string& paired_with = "", double perturb = 0) const;
   Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
           const std::string& paired_with = "", double perturb = 0);
-  // The stored outcome of a finished trial with this key, if any.
-  std::optional<Run> stored(Store& store, const std::string& key);
-  // Claims, runs and records one trial through `store` (the caller's connection).
-  Run execute(Store& store, const Plan& p, const std::string& key);
-  // Runs the plans that are not finished yet side by side (no-op when the executor
-  // runs one trial at a time); the outcomes land in the store.
-  void run_batch(const std::vector<Plan>& plans);
-  bool budget_left(int more) const;
   // The baseline at `steps` (campaign_baseline.cpp): preflight, seed band, rounding band
   // and, where speed pairs run at `steps` (with_noise), the host's A/A noise.
   const Baseline& baseline(int steps, bool with_noise = true);
@@ -102,6 +72,15 @@ class CampaignEvaluator : public Evaluator {
   Verdict gate(const Config& config, const TrialResult& run, const Baseline& base) const;
   // Tolerance configurations at the full step budget: the same verdict at the horizon.
   Verdict confirm_at_horizon(const Config& config, int steps);
+  // Two finished runs as a speed pair (base side `a`) and its row (campaign_speed.cpp);
+  // nullopt when a run reported no positive step seconds.
+  // REQUIRES: both runs have a result.
+  struct PairOfRuns {
+    SpeedPair pair;
+    SpeedPairRow row;
+  };
+  std::optional<PairOfRuns> pair_of(const Run& a, const Run& b, const std::string& pair, int steps,
+                                    int repeat) const;
   // The ABAB pairs of `config` (campaign_speed.cpp): sequential until the interval decides
   // or --max-repeats; fills e's speed fields, trial ids and `pairs`.
   struct SpeedOutcome {
@@ -117,7 +96,12 @@ class CampaignEvaluator : public Evaluator {
   // and `probe_mb` its micro-batch.
   std::optional<Projection> project(const Config& c, const TrialResult& at_mb, std::vector<std::int64_t>& ids,
                                     Run* probe, int* probe_mb);
-  void check_budget() const;
+  // The baseline's evaluation (empty configuration).
+  Evaluation evaluate_baseline(Evaluation e, const Baseline& base);
+  // After the gate: the memory probe (unless speed_pairs); false when e is finished (a
+  // failed probe, or pruned for memory).
+  bool probe_memory(const Config& config, const Run& cand, Measure measure, Evaluation& e,
+                    std::optional<Projection>& p);
   void progress(const std::string& what) const;
   Evaluation finish(Evaluation e);
 
@@ -125,6 +109,7 @@ class CampaignEvaluator : public Evaluator {
   std::int64_t campaign_id_;
   const Manifest& manifest_;
   CampaignOptions opt_;
+  TrialService trials_;
   int micro_batch_ = 1, target_micro_batch_ = 1;
   int probe_micro_batch_ = 2;  // the target with --probe-at-target, else 2 x micro_batch_
   std::map<int, Baseline> baselines_;
@@ -133,12 +118,10 @@ class CampaignEvaluator : public Evaluator {
   std::optional<bool> deterministic_;
   double baseline_projected_ = 0;
   double baseline_target_samples_per_s_ = 0;  // the baseline's probe at the target; 0 = none
-  int trials_run_ = 0;
   double best_speedup_ = 1.0;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  WarmStart warm_start_;
-  std::unique_ptr<Executor> executor_;
-  std::string runs_dir_;
 };
+
+// What the trial service gets of a campaign's options.
+TrialSettings trial_settings(const CampaignOptions& opt);
 
 }  // namespace sg::agent

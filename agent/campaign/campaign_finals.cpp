@@ -16,6 +16,8 @@
 // together or not at all.
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -49,6 +51,112 @@ struct FinalSide {
   std::string reason;
 };
 
+// The pool's runs: `rounds` at `micro_batch`, keys tagged with the pool.
+struct FinalsPlan {
+  std::vector<const EvaluationRow*> pool;
+  int rounds = 0, steps = 0, micro_batch = 0, seed = 0;
+  std::string tag;
+  bool deterministic = false;
+
+  TrialPlan base(int r) const { return {"final_base", {}, seed, steps, micro_batch, r, tag}; }
+  TrialPlan cand(const EvaluationRow* e, int r) const {
+    return {"final_cand", config_from_key(e->config_key), seed, steps, micro_batch, r, tag};
+  }
+};
+
+// Runs not in the store yet (a resumed campaign has some).
+int runs_to_do(TrialService& trials, const FinalsPlan& f) {
+  int to_run = 0;
+  for (int r = 0; r < f.rounds; ++r) {
+    if (!trials.stored(f.base(r))) ++to_run;
+    for (const EvaluationRow* e : f.pool) {
+      if (!trials.stored(f.cand(e, r))) ++to_run;
+    }
+  }
+  return to_run;
+}
+
+// One finalist's run of round r against that round's baseline run.
+void run_finalist(TrialService& trials, const FinalsPlan& f, int r, const EvaluationRow* e, const TrialRun& base,
+                  FinalSide& side) {
+  if (side.failure) return;
+  TrialRun cand = trials.run(f.cand(e, r));
+  side.trial_ids.push_back(base.trial_id);
+  side.trial_ids.push_back(cand.trial_id);
+  if (!cand.result) {
+    side.failure = cand.failure;
+    side.reason = fmt::format("round {} at micro-batch {}: {}", r, f.micro_batch, cand.reason);
+    return;
+  }
+  if (r == 0 && f.deterministic && e->gate_class == "bitwise") {
+    if (Verdict v = bitwise_equal(*cand.result, *base.result); !v.pass) {
+      side.failure = Disposition::gate_failed;
+      side.reason = fmt::format("not bitwise the baseline at micro-batch {}: {}", f.micro_batch, v.reason);
+      return;
+    }
+  }
+  side.pairs.push_back(
+      {steady_step_seconds(base.result->step_records), steady_step_seconds(cand.result->step_records)});
+  side.baseline.push_back(base.result->samples_per_s);
+  side.candidate.push_back(cand.result->samples_per_s);
+}
+
+// The interleaved rounds; nullopt when the baseline fails in round 0 (no finals).
+std::optional<std::map<std::string, FinalSide>> run_rounds(TrialService& trials, const FinalsPlan& f) {
+  std::map<std::string, FinalSide> sides;
+  for (int r = 0; r < f.rounds; ++r) {
+    TrialRun base = trials.run(f.base(r));
+    if (!base.result) {
+      const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}", f.micro_batch, r,
+                                          to_string(*base.failure), base.reason);
+      if (r == 0) {
+        spdlog::warn("finals: none: {}", why);
+        return std::nullopt;
+      }
+      for (auto& [key, side] : sides) {
+        if (side.failure) continue;
+        side.failure = base.failure;
+        side.reason = why;
+      }
+      break;
+    }
+    std::vector<const EvaluationRow*> order = f.pool;
+    if (r % 2 == 1) std::reverse(order.begin(), order.end());
+    for (const EvaluationRow* e : order) run_finalist(trials, f, r, e, base, sides[e->config_key]);
+  }
+  return sides;
+}
+
+TargetFinalRow final_row(std::int64_t campaign_id, const BudgetFinalists& b, const EvaluationRow* e,
+                         const FinalSide& side, const FinalsPlan& f, SpeedRule rule) {
+  TargetFinalRow row;
+  row.campaign_id = campaign_id;
+  row.budget_name = b.budget.name;
+  row.budget_bytes = static_cast<double>(b.budget.bytes);
+  row.evaluation_id = e->id;
+  row.config_key = e->config_key;
+  row.micro_batch = f.micro_batch;
+  row.steps = f.steps;
+  row.rounds = f.rounds;
+  row.trial_ids = side.trial_ids;
+  if (side.failure) {
+    row.disposition = *side.failure;
+    row.reason = side.reason;
+    return row;
+  }
+  rule.min_pairs = rule.max_pairs = static_cast<int>(side.pairs.size());
+  const SpeedInterval s = judge_pairs(side.pairs, rule);
+  row.disposition = Disposition::accepted;
+  row.reason = fmt::format("{} at micro-batch {} over {} rounds", s.text(), f.micro_batch, f.rounds);
+  row.speedup = s.speedup;
+  row.speedup_spread = 0.5 * (s.hi - s.lo);
+  row.speedup_lo = s.lo;
+  row.speedup_hi = s.hi;
+  row.samples_per_s = median(side.candidate);
+  row.baseline_samples_per_s = median(side.baseline);
+  return row;
+}
+
 }  // namespace
 
 int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per_budget) {
@@ -62,121 +170,50 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
     if (made_before.count(e.id)) evals.push_back(e);
   }
   // The probes ran at the target only when it is above the measured micro-batch.
-  const bool probes_at_target = opt_.probe_at_target && target_micro_batch_ > micro_batch_;
+  const bool at_target = opt_.probe_at_target && target_micro_batch_ > micro_batch_;
   const std::vector<BudgetFinalists> chosen =
-      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, probes_at_target);
+      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, at_target);
   // No finals this time: the campaign's earlier rows (a resume with another pool) go too.
   const auto none = [&] {
     store_.set_target_finals(campaign_id_, {});
     return 0;
   };
-  std::vector<const EvaluationRow*> pool;
+  FinalsPlan f;
   std::set<std::string> in_pool;
   for (const auto& b : chosen) {
     if (!b.skipped.empty()) spdlog::info("finals: budget {} has none: {}", b.budget.name, b.skipped);
     for (const EvaluationRow* e : b.finalists) {
-      if (in_pool.insert(e->config_key).second) pool.push_back(e);
+      if (in_pool.insert(e->config_key).second) f.pool.push_back(e);
     }
   }
-  if (pool.empty()) return none();
-
-  const int rounds = std::max(kMinFinalRounds, opt_.repeats);
-  const int steps = opt_.steps, mb = target_micro_batch_, seed = opt_.seeds.front();
-  const std::string tag = pool_tag(pool);
-  int to_run = 0;  // runs not in the store yet (a resumed campaign has some)
-  for (int r = 0; r < rounds; ++r) {
-    if (!stored(store_, key_of({"final_base", {}, seed, steps, mb, r, tag}))) ++to_run;
-    for (const EvaluationRow* e : pool) {
-      if (!stored(store_, key_of({"final_cand", config_from_key(e->config_key), seed, steps, mb, r, tag}))) ++to_run;
-    }
-  }
-  if (to_run > 0 && !budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
-    spdlog::warn("finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none", to_run, mb);
+  if (f.pool.empty()) return none();
+  f.rounds = std::max(kMinFinalRounds, opt_.repeats);
+  f.steps = opt_.steps;
+  f.micro_batch = target_micro_batch_;
+  f.seed = opt_.seeds.front();
+  f.tag = pool_tag(f.pool);
+  f.deterministic = deterministic_.value_or(false);
+  const int to_run = runs_to_do(trials_, f);
+  if (to_run > 0 && !trials_.budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
+    spdlog::warn("finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none", to_run,
+                 f.micro_batch);
     return none();
   }
   spdlog::info("finals: {} configuration(s) paired with the baseline at micro-batch {}, {} rounds ({} runs to do)",
-               pool.size(), mb, rounds, to_run);
-  std::map<std::string, FinalSide> sides;
-  for (int r = 0; r < rounds; ++r) {
-    Run base = run("final_base", {}, seed, steps, mb, r, tag);
-    if (!base.result) {
-      const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}", mb, r,
-                                          to_string(*base.failure), base.reason);
-      if (r == 0) {
-        spdlog::warn("finals: none: {}", why);
-        return none();
-      }
-      for (auto& [key, side] : sides) {
-        if (side.failure) continue;
-        side.failure = base.failure;
-        side.reason = why;
-      }
-      break;
-    }
-    std::vector<const EvaluationRow*> order = pool;
-    if (r % 2 == 1) std::reverse(order.begin(), order.end());
-    for (const EvaluationRow* e : order) {
-      FinalSide& side = sides[e->config_key];
-      if (side.failure) continue;
-      Run cand = run("final_cand", config_from_key(e->config_key), seed, steps, mb, r, tag);
-      side.trial_ids.push_back(base.trial_id);
-      side.trial_ids.push_back(cand.trial_id);
-      if (!cand.result) {
-        side.failure = cand.failure;
-        side.reason = fmt::format("round {} at micro-batch {}: {}", r, mb, cand.reason);
-        continue;
-      }
-      if (r == 0 && deterministic_.value_or(false) && e->gate_class == "bitwise") {
-        if (Verdict v = bitwise_equal(*cand.result, *base.result); !v.pass) {
-          side.failure = Disposition::gate_failed;
-          side.reason = fmt::format("not bitwise the baseline at micro-batch {}: {}", mb, v.reason);
-          continue;
-        }
-      }
-      side.pairs.push_back({steady_step_seconds(base.result->step_records),
-                            steady_step_seconds(cand.result->step_records)});
-      side.baseline.push_back(base.result->samples_per_s);
-      side.candidate.push_back(cand.result->samples_per_s);
-    }
-  }
-
+               f.pool.size(), f.micro_batch, f.rounds, to_run);
+  std::optional<std::map<std::string, FinalSide>> sides = run_rounds(trials_, f);
+  if (!sides) return none();
   std::vector<TargetFinalRow> rows;
   for (const auto& b : chosen) {
     for (const EvaluationRow* e : b.finalists) {
-      const FinalSide& side = sides[e->config_key];
-      TargetFinalRow row;
-      row.campaign_id = campaign_id_;
-      row.budget_name = b.budget.name;
-      row.budget_bytes = static_cast<double>(b.budget.bytes);
-      row.evaluation_id = e->id;
-      row.config_key = e->config_key;
-      row.micro_batch = mb;
-      row.steps = steps;
-      row.rounds = rounds;
-      row.trial_ids = side.trial_ids;
-      if (side.failure) {
-        row.disposition = *side.failure;
-        row.reason = side.reason;
-      } else {
-        SpeedRule rule = speed_rule(opt_);
-        rule.min_pairs = rule.max_pairs = static_cast<int>(side.pairs.size());
-        const SpeedInterval s = judge_pairs(side.pairs, rule);
-        row.disposition = Disposition::accepted;
-        row.reason = fmt::format("{} at micro-batch {} over {} rounds", s.text(), mb, rounds);
-        row.speedup = s.speedup;
-        row.speedup_spread = 0.5 * (s.hi - s.lo);
-        row.speedup_lo = s.lo;
-        row.speedup_hi = s.hi;
-        row.samples_per_s = median(side.candidate);
-        row.baseline_samples_per_s = median(side.baseline);
-      }
+      TargetFinalRow row = final_row(campaign_id_, b, e, (*sides)[e->config_key], f, speed_rule(opt_));
       spdlog::info("finals: budget {}: {}: {}{}", b.budget.name, config_label(config_from_key(e->config_key)),
                    to_string(row.disposition), row.reason.empty() ? "" : ": " + row.reason);
       rows.push_back(std::move(row));
     }
   }
   store_.set_target_finals(campaign_id_, rows);
-  return static_cast<int>(pool.size());
+  return static_cast<int>(f.pool.size());
 }
 
 }  // namespace sg::agent
