@@ -25,15 +25,15 @@ void require_usable(const Band& band, const std::string& what) {
 
 const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps, bool with_noise) {
   if (auto it = baselines_.find(steps); it != baselines_.end()) {
-    if (with_noise && opt_.noise_pairs > 0 && !noise_measured_.count(steps)) measure_noise_at(steps);
+    if (with_noise && opt_.speed.noise_pairs > 0 && !noise_measured_.count(steps)) measure_noise_at(steps);
     return it->second;
   }
-  const int s0 = opt_.seeds.front();
+  const int s0 = opt_.trial.seeds.front();
   Baseline b;
   {
     std::vector<Plan> independent = {{"baseline", {}, s0, steps, micro_batch_, 0, ""}};
     if (!deterministic_) independent.push_back({"baseline", {}, s0, steps, micro_batch_, 1, ""});
-    for (std::size_t i = 1; i < opt_.seeds.size(); ++i) independent.push_back({"band", {}, opt_.seeds[i], steps, micro_batch_, 0, ""});
+    for (std::size_t i = 1; i < opt_.trial.seeds.size(); ++i) independent.push_back({"band", {}, opt_.trial.seeds[i], steps, micro_batch_, 0, ""});
     trials_.run_batch(independent);
   }
   Run a = run("baseline", {}, s0, steps, micro_batch_, 0);
@@ -58,46 +58,46 @@ const CampaignEvaluator::Baseline& CampaignEvaluator::baseline(int steps, bool w
     if (!v.pass) preflight_b = std::move(a2.result);
   }
   std::vector<TrialResult> others;
-  for (std::size_t i = 1; i < opt_.seeds.size(); ++i) {
-    Run r = run("band", {}, opt_.seeds[i], steps, micro_batch_, 0);
-    if (!r.result) throw GateFailure(fmt::format("baseline band seed {} failed: {}: {}", opt_.seeds[i], to_string(*r.failure), r.reason));
-    store_.add_baseline(campaign_id_, steps, "band", opt_.seeds[i], r.trial_id);
+  for (std::size_t i = 1; i < opt_.trial.seeds.size(); ++i) {
+    Run r = run("band", {}, opt_.trial.seeds[i], steps, micro_batch_, 0);
+    if (!r.result) throw GateFailure(fmt::format("baseline band seed {} failed: {}: {}", opt_.trial.seeds[i], to_string(*r.failure), r.reason));
+    store_.add_baseline(campaign_id_, steps, "band", opt_.trial.seeds[i], r.trial_id);
     b.trial_ids.push_back(r.trial_id);
     others.push_back(std::move(*r.result));
   }
   b.s0 = std::move(*a.result);
   b.bands.seed = compute_band(b.s0, others);
-  b.bands.seed_factor = opt_.band_factor;
-  b.bands.rounding_factor = opt_.rounding_factor;
+  b.bands.seed_factor = opt_.gate.band_factor;
+  b.bands.rounding_factor = opt_.gate.rounding_factor;
   if (!others.empty()) require_usable(b.bands.seed, fmt::format("seed band at {} steps", steps));
   b.bands.rounding = rounding_band(steps, b.s0, others, preflight_b ? &*preflight_b : nullptr, b.trial_ids);
   trials_.set_disposition(b.trial_ids, Disposition::accepted);
   const Baseline& stored_base = baselines_.emplace(steps, std::move(b)).first->second;
-  if (with_noise && opt_.noise_pairs > 0) measure_noise_at(steps);
+  if (with_noise && opt_.speed.noise_pairs > 0) measure_noise_at(steps);
   return stored_base;
 }
 
 std::optional<Band> CampaignEvaluator::rounding_band(int steps, const TrialResult& s0,
                                                      const std::vector<TrialResult>& band_runs,
                                                      const TrialResult* preflight_b, std::vector<std::int64_t>& ids) {
-  if (opt_.perturb_eps <= 0 || !manifest_.can("perturb")) {
+  if (opt_.gate.perturb_eps <= 0 || !manifest_.can("perturb")) {
     if (!seed_band_warned_) {
       spdlog::warn("tolerance switches are judged at seed-band sensitivity: {}",
-                   opt_.perturb_eps <= 0 ? "--perturb-eps 0" : "the trainer's manifest lists no capability \"perturb\"");
+                   opt_.gate.perturb_eps <= 0 ? "--perturb-eps 0" : "the trainer's manifest lists no capability \"perturb\"");
       seed_band_warned_ = true;
     }
     return std::nullopt;
   }
   // The perturbed runs at s0 and at the first band seed, each against its plain run.
-  std::vector<Plan> plans = {{"rounding", {}, opt_.seeds.front(), steps, micro_batch_, 0, "", {}, opt_.perturb_eps}};
-  if (opt_.seeds.size() > 1) plans.push_back({"rounding", {}, opt_.seeds[1], steps, micro_batch_, 0, "", {}, opt_.perturb_eps});
+  std::vector<Plan> plans = {{"rounding", {}, opt_.trial.seeds.front(), steps, micro_batch_, 0, "", {}, opt_.gate.perturb_eps}};
+  if (opt_.trial.seeds.size() > 1) plans.push_back({"rounding", {}, opt_.trial.seeds[1], steps, micro_batch_, 0, "", {}, opt_.gate.perturb_eps});
   trials_.run_batch(plans);
   std::vector<std::pair<TrialResult, TrialResult>> pairs;
   std::vector<std::int64_t> band_ids;
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    Run r = run("rounding", {}, plans[i].seed, steps, micro_batch_, 0, "", opt_.perturb_eps);
+    Run r = run("rounding", {}, plans[i].seed, steps, micro_batch_, 0, "", opt_.gate.perturb_eps);
     if (!r.result) {
-      throw GateFailure(fmt::format("rounding-band run (--perturb {}, seed {}) failed: {}: {}", opt_.perturb_eps,
+      throw GateFailure(fmt::format("rounding-band run (--perturb {}, seed {}) failed: {}: {}", opt_.gate.perturb_eps,
                                     plans[i].seed, to_string(*r.failure), r.reason));
     }
     ids.push_back(r.trial_id);
@@ -112,7 +112,7 @@ std::optional<Band> CampaignEvaluator::rounding_band(int steps, const TrialResul
   RoundingBandRow row;
   row.campaign_id = campaign_id_;
   row.steps = steps;
-  row.perturb_eps = opt_.perturb_eps;
+  row.perturb_eps = opt_.gate.perturb_eps;
   row.seeds = band.seeds;
   row.curve_rms = band.max.curve_rms;
   row.eval_loss_abs = band.max.eval_loss_abs;
@@ -122,8 +122,8 @@ std::optional<Band> CampaignEvaluator::rounding_band(int steps, const TrialResul
   store_.set_rounding_band(row);
   spdlog::info("rounding band at {} steps (--perturb {:.3g}, {} seed(s)): loss-curve RMS {:.3g}, grad-norm "
                "log-ratio {:.3g}; tolerance switches must stay within {}x",
-               steps, opt_.perturb_eps, band.seeds, band.max.curve_rms, band.max.grad_norm_log,
-               opt_.rounding_factor);
+               steps, opt_.gate.perturb_eps, band.seeds, band.max.curve_rms, band.max.grad_norm_log,
+               opt_.gate.rounding_factor);
   return band;
 }
 
@@ -132,9 +132,9 @@ void CampaignEvaluator::measure_noise_at(int steps) {
   const SpeedRule rule = speed_rule(opt_);
   std::vector<SpeedPair> pairs;
   std::vector<SpeedPairRow> rows;
-  for (int r = 0; r < opt_.noise_pairs; ++r) {
-    Run a = run("noise_a", {}, opt_.seeds.front(), steps, micro_batch_, r);
-    Run b = run("noise_b", {}, opt_.seeds.front(), steps, micro_batch_, r);
+  for (int r = 0; r < opt_.speed.noise_pairs; ++r) {
+    Run a = run("noise_a", {}, opt_.trial.seeds.front(), steps, micro_batch_, r);
+    Run b = run("noise_b", {}, opt_.trial.seeds.front(), steps, micro_batch_, r);
     if (!a.result || !b.result) {
       const Run& bad = !a.result ? a : b;
       spdlog::warn("A/A noise pair {} at {} steps failed ({}: {}): host noise not measured", r, steps,
@@ -160,21 +160,21 @@ void CampaignEvaluator::measure_noise_at(int steps) {
   row.mean_log_ratio = noise.mean_log;
   row.detectable_speedup = noise.detectable_speedup;
   row.resolution = noise.resolution;
-  row.min_effect = opt_.min_effect;
-  row.max_repeats = opt_.max_repeats;
+  row.min_effect = opt_.speed.min_effect;
+  row.max_repeats = opt_.speed.max_repeats;
   store_.set_host_noise(row);
-  spdlog::info("host noise at {} steps: {}; at most {} pairs a verdict", steps, noise.text(), opt_.max_repeats);
-  if (noise.resolution > opt_.min_effect) {
+  spdlog::info("host noise at {} steps: {}; at most {} pairs a verdict", steps, noise.text(), opt_.speed.max_repeats);
+  if (noise.resolution > opt_.speed.min_effect) {
     spdlog::warn("--min-effect {:.1f} % is below what this host resolves at {} pairs ({:.1f} %): expect "
                  "'inconclusive' speed verdicts; raise --max-repeats or --min-effect, or quiet the host",
-                 100 * opt_.min_effect, opt_.max_repeats, 100 * noise.resolution);
+                 100 * opt_.speed.min_effect, opt_.speed.max_repeats, 100 * noise.resolution);
   }
 }
 
 Verdict CampaignEvaluator::confirm_at_horizon(const Config& config, int steps) {
-  const int horizon = steps * opt_.horizon_factor;
+  const int horizon = steps * opt_.gate.horizon_factor;
   const Baseline& base = baseline(horizon, /*with_noise=*/false);
-  Run r = run("horizon", config, opt_.seeds.front(), horizon, micro_batch_, 0);
+  Run r = run("horizon", config, opt_.trial.seeds.front(), horizon, micro_batch_, 0);
   if (!r.result) {
     return {false, fmt::format("at the {}-step horizon: {}: {}", horizon, to_string(*r.failure), r.reason)};
   }

@@ -28,15 +28,15 @@ TrialSettings trial_settings(const CampaignOptions& opt) {
   s.trainer = opt.trainer;
   s.workload = opt.workload;
   s.size = opt.size;
-  s.grad_accum = opt.grad_accum;
-  s.threads = opt.threads;
-  s.world_size = opt.trial_world_size;
-  s.deadline_s = opt.trial_deadline_s;
+  s.grad_accum = opt.trial.grad_accum;
+  s.threads = opt.trial.threads;
+  s.world_size = opt.trial.world_size;
+  s.deadline_s = opt.trial.deadline_s;
   s.db_path = opt.db_path;
   s.runs_dir = opt.runs_dir;
   s.executor = opt.executor;
-  s.budget_trials = opt.budget_trials;
-  s.budget_minutes = opt.budget_minutes;
+  s.budget_trials = opt.budget.trials;
+  s.budget_minutes = opt.budget.minutes;
   return s;
 }
 
@@ -49,16 +49,16 @@ CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, con
       trials_(store, campaign_id, manifest, trial_settings(opt)) {
   const SizeSpec* size = manifest_.find_size(opt_.workload, opt_.size);
   int def = size ? size->default_micro_batch : 1;
-  micro_batch_ = opt_.micro_batch > 0 ? opt_.micro_batch : def;
-  target_micro_batch_ = opt_.target_micro_batch > 0 ? opt_.target_micro_batch : def;
+  micro_batch_ = opt_.trial.micro_batch > 0 ? opt_.trial.micro_batch : def;
+  target_micro_batch_ = opt_.memory.target_micro_batch > 0 ? opt_.memory.target_micro_batch : def;
   probe_micro_batch_ =
-      opt_.probe_at_target && target_micro_batch_ > micro_batch_ ? target_micro_batch_ : micro_batch_ * 2;
+      opt_.memory.probe_at_target && target_micro_batch_ > micro_batch_ ? target_micro_batch_ : micro_batch_ * 2;
   trials_.set_on_progress([this](const std::string& what) { progress(what); });
 }
 
 void CampaignEvaluator::progress(const std::string& what) const {
   if (!opt_.progress) return;
-  set_progress_status(progress_line(trials_.trials_run(), opt_.budget_trials, opt_.budget_minutes, best_speedup_,
+  set_progress_status(progress_line(trials_.trials_run(), opt_.budget.trials, opt_.budget.minutes, best_speedup_,
                                     trials_.elapsed_s(), what));
 }
 
@@ -100,7 +100,7 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
 void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, Measure measure) {
   if (trials_.capacity() <= 1) return;
   const Baseline& base = baseline(steps);
-  const int s0 = opt_.seeds.front();
+  const int s0 = opt_.trial.seeds.front();
   std::vector<Plan> gate_runs, probes;
   for (const auto& c : configs) {
     if (c.empty() || !validate_config(c, manifest_).empty()) continue;
@@ -113,7 +113,7 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, 
     auto done = trials_.stored(g);
     if (!done || !done->result) continue;
     if (gate(g.config, *done->result, base).pass) {
-      probes.push_back(plan("memory_probe", g.config, s0, opt_.screen_steps, probe_micro_batch_, 0));
+      probes.push_back(plan("memory_probe", g.config, s0, opt_.trial.screen_steps, probe_micro_batch_, 0));
     }
   }
   trials_.run_batch(probes);
@@ -127,9 +127,9 @@ Verdict CampaignEvaluator::gate(const Config& config, const TrialResult& result,
 std::optional<Projection> CampaignEvaluator::project(const Config& c, const TrialResult& at_mb,
                                                      std::vector<std::int64_t>& ids, Run* probe_out,
                                                      int* probe_mb_out) {
-  const int probe_steps = opt_.screen_steps;
+  const int probe_steps = opt_.trial.screen_steps;
   int probe_mb = probe_micro_batch_;
-  Run probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
+  Run probe = run("memory_probe", c, opt_.trial.seeds.front(), probe_steps, probe_mb, 0);
   ids.push_back(probe.trial_id);
   if (!probe.result && probe.failure == Disposition::oom && probe_mb != micro_batch_ * 2) {
     // The target does not fit this device unsharded (it may fit the target's sharded
@@ -137,7 +137,7 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
     spdlog::info("memory probe at the target micro-batch {} ran out of memory; probing at {}", probe_mb,
                  micro_batch_ * 2);
     probe_mb = micro_batch_ * 2;
-    probe = run("memory_probe", c, opt_.seeds.front(), probe_steps, probe_mb, 0);
+    probe = run("memory_probe", c, opt_.trial.seeds.front(), probe_steps, probe_mb, 0);
     ids.push_back(probe.trial_id);
   }
   *probe_mb_out = probe_mb;
@@ -147,7 +147,7 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
     return std::nullopt;
   }
   const ProjectionInputs in = projection_inputs(at_mb, micro_batch_, *probe.result, probe_mb, target_micro_batch_,
-                                                opt_.target_world_size, opt_.zero_stage);
+                                                opt_.memory.target_world_size, opt_.memory.zero_stage);
   Projection p = project_peak(in);
   ProjectionRow row;
   row.campaign_id = campaign_id_;
@@ -232,7 +232,7 @@ bool CampaignEvaluator::probe_memory(const Config& config, const Run& cand, Meas
   }
   e.projected_peak_bytes = p->peak_bytes;
   std::vector<double> budgets;
-  for (const auto& b : opt_.budgets) budgets.push_back(static_cast<double>(b.bytes));
+  for (const auto& b : opt_.memory.budgets) budgets.push_back(static_cast<double>(b.bytes));
   if (auto over = over_every_budget(p->peak_bytes, budgets)) {
     e.disposition = Disposition::pruned;
     e.reason = *over;
@@ -265,8 +265,8 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   const std::string pair = config_key(config);
   if (measure == Measure::target_probe && !probes_at_target()) measure = Measure::full;  // no speed without pairs
   const bool pairs = measure != Measure::target_probe;
-  const bool gate_times_pair = pairs && opt_.repeats >= 1 && trials_.capacity() <= 1;
-  Run cand = run("candidate", config, opt_.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
+  const bool gate_times_pair = pairs && opt_.speed.repeats >= 1 && trials_.capacity() <= 1;
+  Run cand = run("candidate", config, opt_.trial.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
   e.trial_ids.push_back(cand.trial_id);
   if (!cand.result) {
     e.disposition = *cand.failure;
@@ -274,7 +274,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     return finish(e);
   }
   Verdict v = gate(config, *cand.result, base);
-  if (v.pass && !bitwise && steps == opt_.steps && opt_.horizon_factor > 1) {
+  if (v.pass && !bitwise && steps == opt_.trial.steps && opt_.gate.horizon_factor > 1) {
     // Recipe changes grow with the horizon, rounding noise does not: confirm there first.
     Verdict h = confirm_at_horizon(config, steps);
     v = {h.pass, h.pass ? v.reason + "; " + h.reason : h.reason};
@@ -286,7 +286,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   }
   std::optional<Run> first_base;
   if (gate_times_pair) {
-    first_base = run("speed_base", {}, opt_.seeds.front(), steps, micro_batch_, 0, pair);
+    first_base = run("speed_base", {}, opt_.trial.seeds.front(), steps, micro_batch_, 0, pair);
     e.trial_ids.push_back(first_base->trial_id);
   }
   std::optional<Projection> p;
@@ -295,7 +295,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     // Speed from the probe at the target alone: one unpaired run against the baseline's.
     e.speedup = e.spread = std::nan("");
     e.samples_per_s = cand.result->samples_per_s;  // its gate run, unpaired
-    Judgement j = judge_target_probe(v.reason, e.target_speedup, opt_.min_effect, target_micro_batch_, micro_batch_);
+    Judgement j = judge_target_probe(v.reason, e.target_speedup, opt_.speed.min_effect, target_micro_batch_, micro_batch_);
     e.disposition = j.disposition;
     e.reason = j.reason;
     return finish(e);
@@ -304,7 +304,7 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   if (!speed.interval) return finish(e);
   const double peak = p ? p->peak_bytes : std::nan("");
   const bool trade = p && memory_trade(config, manifest_, peak, baseline_projected_);
-  Judgement j = judge_speed(v.reason, *speed.interval, opt_.min_effect, opt_.max_repeats, trade,
+  Judgement j = judge_speed(v.reason, *speed.interval, opt_.speed.min_effect, opt_.speed.max_repeats, trade,
                             baseline_projected_ > 0 ? peak / baseline_projected_ : 0, p.has_value());
   e.disposition = j.disposition;
   e.reason = j.reason;

@@ -170,9 +170,9 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
     if (made_before.count(e.id)) evals.push_back(e);
   }
   // The probes ran at the target only when it is above the measured micro-batch.
-  const bool at_target = opt_.probe_at_target && target_micro_batch_ > micro_batch_;
+  const bool at_target = opt_.memory.probe_at_target && target_micro_batch_ > micro_batch_;
   const std::vector<BudgetFinalists> chosen =
-      choose_finalists(evals, rankings.before_finals(), opt_.budgets, opt_.steps, per_budget, at_target);
+      choose_finalists(evals, rankings.before_finals(), opt_.memory.budgets, opt_.trial.steps, per_budget, at_target);
   // No finals this time: the campaign's earlier rows (a resume with another pool) go too.
   const auto none = [&] {
     store_.set_target_finals(campaign_id_, {});
@@ -187,10 +187,10 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
     }
   }
   if (f.pool.empty()) return none();
-  f.rounds = std::max(kMinFinalRounds, opt_.repeats);
-  f.steps = opt_.steps;
+  f.rounds = std::max(kMinFinalRounds, opt_.speed.repeats);
+  f.steps = opt_.trial.steps;
   f.micro_batch = target_micro_batch_;
-  f.seed = opt_.seeds.front();
+  f.seed = opt_.trial.seeds.front();
   f.tag = pool_tag(f.pool);
   f.deterministic = deterministic_.value_or(false);
   const int to_run = runs_to_do(trials_, f);

@@ -28,7 +28,7 @@ CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& c
   SpeedOutcome out;
   const SpeedRule rule = speed_rule(opt_);
   const std::string pair = config_key(config);
-  const int s0 = opt_.seeds.front();
+  const int s0 = opt_.trial.seeds.front();
   std::vector<SpeedPair> pairs;
   std::vector<double> cand_samples_per_s;
   SpeedInterval interval;

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 void NightlyOptions::validate() const {
   campaign.validate();
-  if (campaign.budget_minutes <= 0 && campaign.budget_trials <= 0) {
+  if (campaign.budget.minutes <= 0 && campaign.budget.trials <= 0) {
     throw UsageError("--budget-minutes must be > 0 (a nightly run is time-budgeted)");
   }
   if (!(regression_limit > 0 && regression_limit <= 1)) throw UsageError("--regression-limit must be in (0, 1]");
@@ -92,7 +92,7 @@ class Night {
     };
     h.after_baseline = [this](CampaignRun& run) {
       compare_environment();
-      reverify(run.search, current_presets(store_, c_.workload, c_.size, opt_.presets_dir, manifest_, c_.budgets));
+      reverify(run.search, current_presets(store_, c_.workload, c_.size, opt_.presets_dir, manifest_, c_.memory.budgets));
       warm_env_ = env_id_;  // exploration reuses results of tonight's environment only
       return report_.failure.empty();
     };
@@ -199,11 +199,11 @@ class Night {
   std::map<std::string, std::string> decide_presets(const NightContext& night) {
     const std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
     const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id), evals);  // as presets emit ranks
-    const std::vector<FrontierPoint> pts = accepted_points(evals, c_.steps);
+    const std::vector<FrontierPoint> pts = accepted_points(evals, c_.trial.steps);
     std::map<std::int64_t, const EvaluationRow*> by_id;
     for (const auto& e : evals) by_id[e.id] = &e;
     std::map<std::string, std::string> files;
-    for (const auto& b : c_.budgets) {
+    for (const auto& b : c_.memory.budgets) {
       auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)), static_cast<double>(b.bytes));
       const EvaluationRow* best = pick ? by_id.at(pts[*pick].id) : nullptr;
       const PresetCheck* check = nullptr;
@@ -248,7 +248,7 @@ class Night {
       check.reason = "all defaults (the baseline)";
       return;
     }
-    const Evaluation& e = search.evaluate(p.config, c_.steps, "reverify");
+    const Evaluation& e = search.evaluate(p.config, c_.trial.steps, "reverify");
     check.evaluation_id = e.id;
     check.measured_speedup = e.speedup;
     check.projected_peak_bytes = e.projected_peak_bytes;
@@ -372,7 +372,7 @@ class Night {
       spdlog::info("nightly campaign {} started in {}", cid, c_.db_path);
     }
     report_.campaign_id = cid;
-    begin_nightly_run(store_, cid, c_.budget_minutes);
+    begin_nightly_run(store_, cid, c_.budget.minutes);
     return cid;
   }
 
