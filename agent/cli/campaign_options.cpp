@@ -103,6 +103,57 @@ void check_output_dir(const std::string& flag, const std::string& dir) {
   ::rmdir(probe.c_str());
 }
 
+namespace {
+
+// The speed, gate, search and per-trial time options (after the measurement options, in
+// --help's order).
+void add_judging_options(CLI::App* app, CampaignOptions& o) {
+  app->add_option("--repeats", o.speed.repeats,
+                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--max-repeats", o.speed.max_repeats,
+                  "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--min-effect", o.speed.min_effect,
+                  "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
+      ->capture_default_str();
+  app->add_option("--noise-pairs", o.speed.noise_pairs,
+                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--perturb-eps", o.gate.perturb_eps,
+                  "relative perturbation of the initial parameters that measures the rounding band "
+                  "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
+      ->capture_default_str();
+  app->add_option("--rounding-factor", o.gate.rounding_factor,
+                  "tolerance class: allowed multiple of the rounding band")
+      ->capture_default_str();
+  app->add_option("--horizon-factor", o.gate.horizon_factor,
+                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--prune-rounds", o.search.prune_rounds,
+         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+         "then the harmless drops together or the best one)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--band-factor", o.gate.band_factor,
+                  "tolerance class: allowed multiple of the seed band (outer bound)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--trial-timeout", o.trial.deadline_s, "seconds per trial before SIGTERM/SIGKILL")
+      ->check(positive_number())
+      ->capture_default_str();
+  std::string strategies;
+  for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
+  app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+}
+
+}  // namespace
+
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
   app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
   app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
@@ -146,48 +197,7 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
                   "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
                   "cores, half the cores on a larger one, 2 on a GPU host)")
       ->check(positive_number());
-  app->add_option("--repeats", o.speed.repeats,
-                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--max-repeats", o.speed.max_repeats,
-                  "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--min-effect", o.speed.min_effect,
-                  "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
-      ->capture_default_str();
-  app->add_option("--noise-pairs", o.speed.noise_pairs,
-                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  app->add_option("--perturb-eps", o.gate.perturb_eps,
-                  "relative perturbation of the initial parameters that measures the rounding band "
-                  "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
-      ->capture_default_str();
-  app->add_option("--rounding-factor", o.gate.rounding_factor,
-                  "tolerance class: allowed multiple of the rounding band")
-      ->capture_default_str();
-  app->add_option("--horizon-factor", o.gate.horizon_factor,
-                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option(
-         "--prune-rounds", o.search.prune_rounds,
-         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
-         "then the harmless drops together or the best one)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  app->add_option("--band-factor", o.gate.band_factor,
-                  "tolerance class: allowed multiple of the seed band (outer bound)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--trial-timeout", o.trial.deadline_s, "seconds per trial before SIGTERM/SIGKILL")
-      ->check(positive_number())
-      ->capture_default_str();
-  std::string strategies;
-  for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
-  app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+  add_judging_options(app, o);
   add_executor_options(app, o);
 }
 

@@ -225,6 +225,53 @@ Manifest Manifest::for_world_size(int world_size) const {
   return keep_switches([&](const SwitchSpec& s) { return s.min_world_size <= world_size; });
 }
 
+namespace {
+
+// One entry of a workload's "sizes" (at `sw`).
+SizeSpec parse_size(const json& s, const std::string& sw) {
+  SizeSpec sz;
+  sz.name = req_string(s, "name", sw);
+  if (!s.is_object()) bad(sw, "not an object");
+  sz.trainable_params = opt_int64(s, "trainable_params", 0, sw);
+  sz.frozen_params = opt_int64(s, "frozen_params", 0, sw);
+  sz.model_flops_per_sample = opt_number(s, "model_flops_per_sample", 0.0, sw);
+  sz.tokens_per_sample = opt_number(s, "tokens_per_sample", 0.0, sw);
+  sz.default_micro_batch = opt_int(s, "default_micro_batch", 1, sw);
+  if (sz.default_micro_batch < 1) bad(sw + ".default_micro_batch", "must be >= 1");
+  return sz;
+}
+
+// One entry of "kernel_families" (at `where`).
+KernelFamily parse_kernel_family(const json& f, const std::string& where) {
+  KernelFamily kf;
+  kf.name = req_string(f, "name", where);
+  kf.env = req_string(f, "env", where);
+  kf.switch_name = opt_string(f, "switch");
+  kf.available = opt_bool(f, "available", false, where);
+  kf.unavailable_reason = opt_string(f, "unavailable_reason");
+  // true (every workload) or the workloads whose shapes `kernel-trial` knows (protocol §1).
+  if (f.contains("kernel_trial") && f["kernel_trial"].is_array()) {
+    kf.kernel_trial_workloads = string_list(f, "kernel_trial", where, false);
+    kf.kernel_trial = !kf.kernel_trial_workloads.empty();
+  } else {
+    kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);
+  }
+  kf.constraints = string_list(f, "constraints", where, false);
+  kf.variants = string_list(f, "variants", where, false);
+  if (kf.env.rfind("SG_KERNEL_", 0) != 0) bad(where + ".env", "'" + kf.env + "' must start with SG_KERNEL_");
+  if (f.contains("parameters") && f["parameters"].is_array()) {
+    for (const auto& p : f["parameters"]) {
+      KernelParam kp;
+      kp.name = req_string(p, "name", where + ".parameters");
+      kp.values = string_list(p, "values", where + ".parameters", true);
+      kf.parameters.push_back(std::move(kp));
+    }
+  }
+  return kf;
+}
+
+}  // namespace
+
 Manifest parse_manifest(const json& j) {
   if (!j.is_object()) bad("(root)", "not a JSON object");
   Manifest m;
@@ -251,18 +298,8 @@ Manifest parse_manifest(const json& j) {
     if (!w.contains("sizes") || !w["sizes"].is_array()) bad(where + ".sizes", "missing");
     auto& sizes = m.workloads[name];
     for (std::size_t k = 0; k < w["sizes"].size(); ++k) {
-      const auto& s = w["sizes"][k];
       std::string sw = where + ".sizes[" + std::to_string(k) + "]";
-      SizeSpec sz;
-      sz.name = req_string(s, "name", sw);
-      if (!s.is_object()) bad(sw, "not an object");
-      sz.trainable_params = opt_int64(s, "trainable_params", 0, sw);
-      sz.frozen_params = opt_int64(s, "frozen_params", 0, sw);
-      sz.model_flops_per_sample = opt_number(s, "model_flops_per_sample", 0.0, sw);
-      sz.tokens_per_sample = opt_number(s, "tokens_per_sample", 0.0, sw);
-      sz.default_micro_batch = opt_int(s, "default_micro_batch", 1, sw);
-      if (sz.default_micro_batch < 1) bad(sw + ".default_micro_batch", "must be >= 1");
-      sizes.push_back(sz);
+      sizes.push_back(parse_size(w["sizes"][k], sw));
     }
   }
   if (!j.contains("switches") || !j["switches"].is_array()) bad("switches", "missing");
@@ -282,33 +319,8 @@ Manifest parse_manifest(const json& j) {
   }
   if (j.contains("kernel_families") && j["kernel_families"].is_array()) {
     for (std::size_t i = 0; i < j["kernel_families"].size(); ++i) {
-      const auto& f = j["kernel_families"][i];
-      std::string where = "kernel_families[" + std::to_string(i) + "]";
-      KernelFamily kf;
-      kf.name = req_string(f, "name", where);
-      kf.env = req_string(f, "env", where);
-      kf.switch_name = opt_string(f, "switch");
-      kf.available = opt_bool(f, "available", false, where);
-      kf.unavailable_reason = opt_string(f, "unavailable_reason");
-      // true (every workload) or the workloads whose shapes `kernel-trial` knows (protocol §1).
-      if (f.contains("kernel_trial") && f["kernel_trial"].is_array()) {
-        kf.kernel_trial_workloads = string_list(f, "kernel_trial", where, false);
-        kf.kernel_trial = !kf.kernel_trial_workloads.empty();
-      } else {
-        kf.kernel_trial = opt_bool(f, "kernel_trial", false, where);
-      }
-      kf.constraints = string_list(f, "constraints", where, false);
-      kf.variants = string_list(f, "variants", where, false);
-      if (kf.env.rfind("SG_KERNEL_", 0) != 0) bad(where + ".env", "'" + kf.env + "' must start with SG_KERNEL_");
-      if (f.contains("parameters") && f["parameters"].is_array()) {
-        for (const auto& p : f["parameters"]) {
-          KernelParam kp;
-          kp.name = req_string(p, "name", where + ".parameters");
-          kp.values = string_list(p, "values", where + ".parameters", true);
-          kf.parameters.push_back(std::move(kp));
-        }
-      }
-      m.kernel_families.push_back(std::move(kf));
+      m.kernel_families.push_back(
+          parse_kernel_family(j["kernel_families"][i], "kernel_families[" + std::to_string(i) + "]"));
     }
   }
   return m;
