@@ -10,11 +10,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"
 #include "agent/protocol/unknown_target.hpp"
-#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/ranking/pareto.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/shared_claims.hpp"
@@ -44,7 +44,8 @@ CampaignOptions prepare_campaign(const CampaignOptions& in, const Manifest& mani
   if (opt.runs_dir.empty()) {
     opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
   }
-  make_executor(opt.executor, opt.trial.world_size);  // refuses impossible executors before anything is written
+  make_executor(opt.executor,
+                opt.trial.world_size);  // refuses impossible executors before anything is written
   return opt;
 }
 
@@ -88,7 +89,8 @@ CampaignOutcome drive_campaign(Store& store, const CampaignOptions& opt, const M
   out.best_speedup = evaluator.best_speedup();
   if (!out.gate_failure.empty()) return out;
   // The frontier over everything confirmed at the full step budget.
-  const std::vector<FrontierPoint> pts = accepted_points(store.evaluations(out.id), opt.trial.steps);
+  const std::vector<FrontierPoint> pts =
+      accepted_points(store.evaluations(out.id), opt.trial.steps);
   std::vector<std::int64_t> frontier;
   for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
   store.set_frontier(out.id, frontier);
@@ -100,19 +102,24 @@ namespace {
 // tune's rule: resume the latest unfinished campaign with the same trainer, manifest and
 // options (--resume: the latest finished one too), else start one. One transaction:
 // controllers started together with identical options share one campaign.
-std::int64_t open_tune_campaign(Store& store, const CampaignOptions& opt, const Manifest& manifest) {
+std::int64_t open_tune_campaign(Store& store, const CampaignOptions& opt,
+                                const Manifest& manifest) {
   std::int64_t cid = 0;
   store.write([&] {
-    auto prev = store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
-    if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw && prev->options == opt.to_json()) {
+    auto prev =
+        store.latest_campaign(/*unfinished_only=*/!opt.require_resume, opt.workload, opt.size);
+    if (prev && prev->trainer == opt.trainer && prev->manifest == manifest.raw &&
+        prev->options == opt.to_json()) {
       cid = prev->id;
       if (prev->state != "running") store.reopen_campaign(cid);
       spdlog::info("resuming campaign {} (started {})", cid, prev->created_at);
       return;
     }
     if (opt.require_resume) {
-      throw UsageError(prev ? fmt::format("campaign {} cannot be resumed: trainer, manifest or options differ", prev->id)
-                            : "--resume: no campaign for this workload and size in " + opt.db_path);
+      throw UsageError(
+          prev ? fmt::format("campaign {} cannot be resumed: trainer, manifest or options differ",
+                             prev->id)
+               : "--resume: no campaign for this workload and size in " + opt.db_path);
     }
     CampaignRow c;
     c.workload = opt.workload;
@@ -147,20 +154,25 @@ struct SharedClaims {
 std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manifest) {
   // Only the switches that apply to this campaign's workload are searched (protocol §1).
   // Nor those that do nothing at the trials' world size (protocol §1, min_world_size).
-  const Manifest manifest = full_manifest.for_workload(in.workload).for_world_size(in.trial.world_size);
+  const Manifest manifest =
+      full_manifest.for_workload(in.workload).for_world_size(in.trial.world_size);
   const CampaignOptions opt = prepare_campaign(in, manifest);
   Store store(opt.db_path);
   std::int64_t cid = 0;
   CampaignHooks hooks;
   hooks.open = [&](Store& s) { return cid = open_tune_campaign(s, opt, manifest); };
-  hooks.hold = [&](Store& s, std::int64_t id) { return std::make_shared<SharedClaims>(s, opt.db_path, id); };
+  hooks.hold = [&](Store& s, std::int64_t id) {
+    return std::make_shared<SharedClaims>(s, opt.db_path, id);
+  };
   // Another controller on this campaign may hold a key: wait for its outcome instead
   // of running the key twice (agent/store/shared_claims.hpp).
   hooks.before_trial = [&store, &cid](const std::string& purpose, const std::string& key) {
-    reserve_trial_key(store, cid, purpose, key, kStaleAfterS, std::chrono::milliseconds(250), [&](const KeyOwner& o) {
-      spdlog::info("trial {} ({}) runs under controller {} on {}: waiting for its outcome", o.trial_id, purpose,
-                   o.controller_pid, o.host);
-    });
+    reserve_trial_key(store, cid, purpose, key, kStaleAfterS, std::chrono::milliseconds(250),
+                      [&](const KeyOwner& o) {
+                        spdlog::info(
+                            "trial {} ({}) runs under controller {} on {}: waiting for its outcome",
+                            o.trial_id, purpose, o.controller_pid, o.host);
+                      });
   };
   const CampaignOutcome out = drive_campaign(store, opt, manifest, hooks);
   if (!out.gate_failure.empty()) {

@@ -40,8 +40,8 @@ TrialSettings trial_settings(const CampaignOptions& opt) {
   return s;
 }
 
-CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest,
-                                     const CampaignOptions& opt)
+CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id,
+                                     const Manifest& manifest, const CampaignOptions& opt)
     : store_(store),
       campaign_id_(campaign_id),
       manifest_(manifest),
@@ -51,31 +51,33 @@ CampaignEvaluator::CampaignEvaluator(Store& store, std::int64_t campaign_id, con
   int def = size ? size->default_micro_batch : 1;
   micro_batch_ = opt_.trial.micro_batch > 0 ? opt_.trial.micro_batch : def;
   target_micro_batch_ = opt_.memory.target_micro_batch > 0 ? opt_.memory.target_micro_batch : def;
-  probe_micro_batch_ =
-      opt_.memory.probe_at_target && target_micro_batch_ > micro_batch_ ? target_micro_batch_ : micro_batch_ * 2;
+  probe_micro_batch_ = opt_.memory.probe_at_target && target_micro_batch_ > micro_batch_
+                           ? target_micro_batch_
+                           : micro_batch_ * 2;
   trials_.set_on_progress([this](const std::string& what) { progress(what); });
 }
 
 void CampaignEvaluator::progress(const std::string& what) const {
   if (!opt_.progress) return;
-  set_progress_status(progress_line(trials_.trials_run(), opt_.budget.trials, opt_.budget.minutes, best_speedup_,
-                                    trials_.elapsed_s(), what));
+  set_progress_status(progress_line(trials_.trials_run(), opt_.budget.trials, opt_.budget.minutes,
+                                    best_speedup_, trials_.elapsed_s(), what));
 }
 
-CampaignEvaluator::Plan CampaignEvaluator::plan(const std::string& purpose, const Config& c, int seed, int steps,
-                                                int micro_batch, int repeat, const std::string& paired_with,
+CampaignEvaluator::Plan CampaignEvaluator::plan(const std::string& purpose, const Config& c,
+                                                int seed, int steps, int micro_batch, int repeat,
+                                                const std::string& paired_with,
                                                 double perturb) const {
   return Plan{purpose, c, seed, steps, micro_batch, repeat, paired_with, std::nullopt, perturb};
 }
 
-CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed, int steps,
-                                              int micro_batch, int repeat, const std::string& paired_with,
-                                              double perturb) {
+CampaignEvaluator::Run CampaignEvaluator::run(const std::string& purpose, const Config& c, int seed,
+                                              int steps, int micro_batch, int repeat,
+                                              const std::string& paired_with, double perturb) {
   return trials_.run(plan(purpose, c, seed, steps, micro_batch, repeat, paired_with, perturb));
 }
 
-std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::string& family,
-                                                                 const std::vector<std::string>& variants) {
+std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(
+    const std::string& family, const std::vector<std::string>& variants) {
   Plan p;
   p.purpose = kKernelTimingPurpose;
   p.micro_batch = target_micro_batch_;  // the shapes the presets are for
@@ -90,8 +92,8 @@ std::optional<KernelTrialResult> CampaignEvaluator::time_kernels(const std::stri
   if (!k.result) return std::nullopt;  // parsed once already; cannot differ
   std::vector<KernelTimingRow> rows;
   for (const auto& v : k.result->variants) {
-    rows.push_back({0, campaign_id_, done.trial_id, family, v.params, k.result->micro_batch, v.fwd_us,
-                    v.fwdbwd_us, v.matches_plain});
+    rows.push_back({0, campaign_id_, done.trial_id, family, v.params, k.result->micro_batch,
+                    v.fwd_us, v.fwdbwd_us, v.matches_plain});
   }
   store_.add_kernel_timings(rows);
   return k.result;
@@ -113,13 +115,15 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, 
     auto done = trials_.stored(g);
     if (!done || !done->result) continue;
     if (gate(g.config, *done->result, base).pass) {
-      probes.push_back(plan("memory_probe", g.config, s0, opt_.trial.screen_steps, probe_micro_batch_, 0));
+      probes.push_back(
+          plan("memory_probe", g.config, s0, opt_.trial.screen_steps, probe_micro_batch_, 0));
     }
   }
   trials_.run_batch(probes);
 }
 
-Verdict CampaignEvaluator::gate(const Config& config, const TrialResult& result, const Baseline& base) const {
+Verdict CampaignEvaluator::gate(const Config& config, const TrialResult& result,
+                                const Baseline& base) const {
   const bool bitwise = gated_bitwise(config, manifest_, deterministic_.value_or(false));
   return judge_gate(bitwise, result, base.s0, base.bands);
 }
@@ -134,8 +138,8 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
   if (!probe.result && probe.failure == Disposition::oom && probe_mb != micro_batch_ * 2) {
     // The target does not fit this device unsharded (it may fit the target's sharded
     // world): project from the line through the measured micro-batch and twice it.
-    spdlog::info("memory probe at the target micro-batch {} ran out of memory; probing at {}", probe_mb,
-                 micro_batch_ * 2);
+    spdlog::info("memory probe at the target micro-batch {} ran out of memory; probing at {}",
+                 probe_mb, micro_batch_ * 2);
     probe_mb = micro_batch_ * 2;
     probe = run("memory_probe", c, opt_.trial.seeds.front(), probe_steps, probe_mb, 0);
     ids.push_back(probe.trial_id);
@@ -143,11 +147,13 @@ std::optional<Projection> CampaignEvaluator::project(const Config& c, const Tria
   *probe_mb_out = probe_mb;
   *probe_out = probe;
   if (!probe.result) {
-    probe_out->reason = "memory probe at micro-batch " + std::to_string(probe_mb) + ": " + probe.reason;
+    probe_out->reason =
+        "memory probe at micro-batch " + std::to_string(probe_mb) + ": " + probe.reason;
     return std::nullopt;
   }
-  const ProjectionInputs in = projection_inputs(at_mb, micro_batch_, *probe.result, probe_mb, target_micro_batch_,
-                                                opt_.memory.target_world_size, opt_.memory.zero_stage);
+  const ProjectionInputs in =
+      projection_inputs(at_mb, micro_batch_, *probe.result, probe_mb, target_micro_batch_,
+                        opt_.memory.target_world_size, opt_.memory.zero_stage);
   Projection p = project_peak(in);
   ProjectionRow row;
   row.campaign_id = campaign_id_;
@@ -186,7 +192,8 @@ Evaluation CampaignEvaluator::finish(Evaluation e) {
   e.id = store_.add_evaluation(row);
   for (const auto& f : manifest_.kernel_families) {
     auto it = e.config.find(kernel_config_name(f));
-    if (it != e.config.end()) store_.add_kernel_trial(campaign_id_, f.name, json{{"params", it->second}}, e.id);
+    if (it != e.config.end())
+      store_.add_kernel_trial(campaign_id_, f.name, json{{"params", it->second}}, e.id);
   }
   trials_.set_disposition(e.trial_ids, e.disposition);
   if (e.accepted() && e.paired()) best_speedup_ = std::max(best_speedup_, e.speedup);
@@ -213,8 +220,8 @@ Evaluation CampaignEvaluator::evaluate_baseline(Evaluation e, const Baseline& ba
   return finish(e);
 }
 
-bool CampaignEvaluator::probe_memory(const Config& config, const Run& cand, Measure measure, Evaluation& e,
-                                     std::optional<Projection>& p) {
+bool CampaignEvaluator::probe_memory(const Config& config, const Run& cand, Measure measure,
+                                     Evaluation& e, std::optional<Projection>& p) {
   if (measure == Measure::speed_pairs) {
     e.projected_peak_bytes = std::nan("");  // on no frontier, fits no budget
     return true;
@@ -241,7 +248,8 @@ bool CampaignEvaluator::probe_memory(const Config& config, const Run& cand, Meas
   return true;
 }
 
-Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) {
+Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const std::string& strategy,
+                                       Measure measure) {
   Evaluation e;
   e.config = config;
   e.steps = steps;
@@ -263,10 +271,12 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   // side by side (prefetch with parallel slots) or one stored by another pairing never
   // stands in for it; a drop compared at the target (no pairs now) names none.
   const std::string pair = config_key(config);
-  if (measure == Measure::target_probe && !probes_at_target()) measure = Measure::full;  // no speed without pairs
+  if (measure == Measure::target_probe && !probes_at_target())
+    measure = Measure::full;  // no speed without pairs
   const bool pairs = measure != Measure::target_probe;
   const bool gate_times_pair = pairs && opt_.speed.repeats >= 1 && trials_.capacity() <= 1;
-  Run cand = run("candidate", config, opt_.trial.seeds.front(), steps, micro_batch_, 0, gate_times_pair ? pair : "");
+  Run cand = run("candidate", config, opt_.trial.seeds.front(), steps, micro_batch_, 0,
+                 gate_times_pair ? pair : "");
   e.trial_ids.push_back(cand.trial_id);
   if (!cand.result) {
     e.disposition = *cand.failure;
@@ -295,7 +305,8 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
     // Speed from the probe at the target alone: one unpaired run against the baseline's.
     e.speedup = e.spread = std::nan("");
     e.samples_per_s = cand.result->samples_per_s;  // its gate run, unpaired
-    Judgement j = judge_target_probe(v.reason, e.target_speedup, opt_.speed.min_effect, target_micro_batch_, micro_batch_);
+    Judgement j = judge_target_probe(v.reason, e.target_speedup, opt_.speed.min_effect,
+                                     target_micro_batch_, micro_batch_);
     e.disposition = j.disposition;
     e.reason = j.reason;
     return finish(e);
@@ -304,8 +315,9 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   if (!speed.interval) return finish(e);
   const double peak = p ? p->peak_bytes : std::nan("");
   const bool trade = p && memory_trade(config, manifest_, peak, baseline_projected_);
-  Judgement j = judge_speed(v.reason, *speed.interval, opt_.speed.min_effect, opt_.speed.max_repeats, trade,
-                            baseline_projected_ > 0 ? peak / baseline_projected_ : 0, p.has_value());
+  Judgement j =
+      judge_speed(v.reason, *speed.interval, opt_.speed.min_effect, opt_.speed.max_repeats, trade,
+                  baseline_projected_ > 0 ? peak / baseline_projected_ : 0, p.has_value());
   e.disposition = j.disposition;
   e.reason = j.reason;
   Evaluation done = finish(e);

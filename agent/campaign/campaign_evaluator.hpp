@@ -29,12 +29,16 @@ namespace sg::agent {
 
 class CampaignEvaluator : public Evaluator {
  public:
-  CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest, const CampaignOptions& opt);
+  CampaignEvaluator(Store& store, std::int64_t campaign_id, const Manifest& manifest,
+                    const CampaignOptions& opt);
 
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) override;
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy,
+                      Measure measure) override;
   // Memory probes run at the target micro-batch (--probe-at-target above --micro-batch), so
   // Measure::target_probe gives a speed.
-  bool probes_at_target() const { return probe_micro_batch_ == target_micro_batch_ && target_micro_batch_ > micro_batch_; }
+  bool probes_at_target() const {
+    return probe_micro_batch_ == target_micro_batch_ && target_micro_batch_ > micro_batch_;
+  }
   void prefetch(const std::vector<Config>& configs, int steps, Measure measure) override;
   // Runs (or finds in the store) one `kernel-trial` at the target micro-batch, alone on
   // the host, and records every variant's time in kernel_timings.
@@ -58,14 +62,15 @@ class CampaignEvaluator : public Evaluator {
     std::vector<std::int64_t> trial_ids;
   };
   // A plan of the campaign's measured shape: `config` at `steps` and the first seed.
-  Plan plan(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
-            const std::string& paired_with = "", double perturb = 0) const;
-  Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch, int repeat,
-          const std::string& paired_with = "", double perturb = 0);
+  Plan plan(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch,
+            int repeat, const std::string& paired_with = "", double perturb = 0) const;
+  Run run(const std::string& purpose, const Config& c, int seed, int steps, int micro_batch,
+          int repeat, const std::string& paired_with = "", double perturb = 0);
   // The baseline at `steps` (campaign_baseline.cpp): preflight, seed band, rounding band
   // and, where speed pairs run at `steps` (with_noise), the host's A/A noise.
   const Baseline& baseline(int steps, bool with_noise = true);
-  std::optional<Band> rounding_band(int steps, const TrialResult& s0, const std::vector<TrialResult>& band_runs,
+  std::optional<Band> rounding_band(int steps, const TrialResult& s0,
+                                    const std::vector<TrialResult>& band_runs,
                                     const TrialResult* preflight_b, std::vector<std::int64_t>& ids);
   void measure_noise_at(int steps);
   // The gate verdict of a run of `config` against the baseline at its steps.
@@ -87,15 +92,15 @@ class CampaignEvaluator : public Evaluator {
     std::optional<SpeedInterval> interval;  // nullopt: a run failed (e has the failure)
     std::vector<SpeedPairRow> pairs;
   };
-  SpeedOutcome measure_speed(const Config& config, int steps, const Run& cand, const std::optional<Run>& first_base,
-                             Evaluation& e);
+  SpeedOutcome measure_speed(const Config& config, int steps, const Run& cand,
+                             const std::optional<Run>& first_base, Evaluation& e);
   // Projects the peak for `c` from its run at the measured micro-batch plus a probe
   // at twice that (--probe-at-target: at the target, and at twice the measured one when
   // the target runs out of memory); stores the projection. nullopt + failure when the
   // probe failed. `probe` gets the probe's run (the failed one, or the one projected from)
   // and `probe_mb` its micro-batch.
-  std::optional<Projection> project(const Config& c, const TrialResult& at_mb, std::vector<std::int64_t>& ids,
-                                    Run* probe, int* probe_mb);
+  std::optional<Projection> project(const Config& c, const TrialResult& at_mb,
+                                    std::vector<std::int64_t>& ids, Run* probe, int* probe_mb);
   // The baseline's evaluation (empty configuration).
   Evaluation evaluate_baseline(Evaluation e, const Baseline& base);
   // After the gate: the memory probe (unless speed_pairs); false when e is finished (a

@@ -5,15 +5,14 @@
 // baseline run at the target, then each finalist (reversed order on odd rounds, so no
 // finalist always runs furthest from its baseline). A finalist's ratio per round is its
 // step time against that round's baseline's; its speedup and one-sided 95 % interval as
-// for the campaign's pairs (gate/speed_stats.hpp, all rounds in one look). Round 0 also re-gates a bitwise configuration at the target: its
-// run must be bitwise the baseline's there too (the campaign gated it at its own
-// micro-batch). A tolerance configuration has no seed band at the target: not re-gated.
-// A finalist whose run fails is out (the failure recorded); a baseline that fails in
-// round 0 means the target does not run on this device: no finals. Both sides' trial
-// keys name the pool (a hash of its configurations), so a resumed campaign whose pool
-// changed, or a nightly run warm-started from an earlier night with another pool, never
-// pairs a finalist's run with a baseline run of other rounds: the pool's runs are reused
-// together or not at all.
+// for the campaign's pairs (gate/speed_stats.hpp, all rounds in one look). Round 0 also re-gates a
+// bitwise configuration at the target: its run must be bitwise the baseline's there too (the
+// campaign gated it at its own micro-batch). A tolerance configuration has no seed band at the
+// target: not re-gated. A finalist whose run fails is out (the failure recorded); a baseline that
+// fails in round 0 means the target does not run on this device: no finals. Both sides' trial keys
+// name the pool (a hash of its configurations), so a resumed campaign whose pool changed, or a
+// nightly run warm-started from an earlier night with another pool, never pairs a finalist's run
+// with a baseline run of other rounds: the pool's runs are reused together or not at all.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -23,11 +22,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/common/hash.hpp"
 #include "agent/gate/gate.hpp"
 #include "agent/gate/speed_stats.hpp"
 #include "agent/ranking/target_rank.hpp"
-#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/search/finals.hpp"
 
 namespace sg::agent {
@@ -77,8 +76,8 @@ int runs_to_do(TrialService& trials, const FinalsPlan& f) {
 }
 
 // One finalist's run of round r against that round's baseline run.
-void run_finalist(TrialService& trials, const FinalsPlan& f, int r, const EvaluationRow* e, const TrialRun& base,
-                  FinalSide& side) {
+void run_finalist(TrialService& trials, const FinalsPlan& f, int r, const EvaluationRow* e,
+                  const TrialRun& base, FinalSide& side) {
   if (side.failure) return;
   TrialRun cand = trials.run(f.cand(e, r));
   side.trial_ids.push_back(base.trial_id);
@@ -91,24 +90,26 @@ void run_finalist(TrialService& trials, const FinalsPlan& f, int r, const Evalua
   if (r == 0 && f.deterministic && e->gate_class == "bitwise") {
     if (Verdict v = bitwise_equal(*cand.result, *base.result); !v.pass) {
       side.failure = Disposition::gate_failed;
-      side.reason = fmt::format("not bitwise the baseline at micro-batch {}: {}", f.micro_batch, v.reason);
+      side.reason =
+          fmt::format("not bitwise the baseline at micro-batch {}: {}", f.micro_batch, v.reason);
       return;
     }
   }
-  side.pairs.push_back(
-      {steady_step_seconds(base.result->step_records), steady_step_seconds(cand.result->step_records)});
+  side.pairs.push_back({steady_step_seconds(base.result->step_records),
+                        steady_step_seconds(cand.result->step_records)});
   side.baseline.push_back(base.result->samples_per_s);
   side.candidate.push_back(cand.result->samples_per_s);
 }
 
 // The interleaved rounds; nullopt when the baseline fails in round 0 (no finals).
-std::optional<std::map<std::string, FinalSide>> run_rounds(TrialService& trials, const FinalsPlan& f) {
+std::optional<std::map<std::string, FinalSide>> run_rounds(TrialService& trials,
+                                                           const FinalsPlan& f) {
   std::map<std::string, FinalSide> sides;
   for (int r = 0; r < f.rounds; ++r) {
     TrialRun base = trials.run(f.base(r));
     if (!base.result) {
-      const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}", f.micro_batch, r,
-                                          to_string(*base.failure), base.reason);
+      const std::string why = fmt::format("the baseline at micro-batch {} (round {}): {}: {}",
+                                          f.micro_batch, r, to_string(*base.failure), base.reason);
       if (r == 0) {
         spdlog::warn("finals: none: {}", why);
         return std::nullopt;
@@ -147,7 +148,8 @@ TargetFinalRow final_row(std::int64_t campaign_id, const BudgetFinalists& b, con
   rule.min_pairs = rule.max_pairs = static_cast<int>(side.pairs.size());
   const SpeedInterval s = judge_pairs(side.pairs, rule);
   row.disposition = Disposition::accepted;
-  row.reason = fmt::format("{} at micro-batch {} over {} rounds", s.text(), f.micro_batch, f.rounds);
+  row.reason =
+      fmt::format("{} at micro-batch {} over {} rounds", s.text(), f.micro_batch, f.rounds);
   row.speedup = s.speedup;
   row.speedup_spread = 0.5 * (s.hi - s.lo);
   row.speedup_lo = s.lo;
@@ -172,7 +174,8 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   // The probes ran at the target only when it is above the measured micro-batch.
   const bool at_target = opt_.memory.probe_at_target && target_micro_batch_ > micro_batch_;
   const std::vector<BudgetFinalists> chosen =
-      choose_finalists(evals, rankings.before_finals(), opt_.memory.budgets, opt_.trial.steps, per_budget, at_target);
+      choose_finalists(evals, rankings.before_finals(), opt_.memory.budgets, opt_.trial.steps,
+                       per_budget, at_target);
   // No finals this time: the campaign's earlier rows (a resume with another pool) go too.
   const auto none = [&] {
     store_.set_target_finals(campaign_id_, {});
@@ -181,7 +184,8 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   FinalsPlan f;
   std::set<std::string> in_pool;
   for (const auto& b : chosen) {
-    if (!b.skipped.empty()) spdlog::info("finals: budget {} has none: {}", b.budget.name, b.skipped);
+    if (!b.skipped.empty())
+      spdlog::info("finals: budget {} has none: {}", b.budget.name, b.skipped);
     for (const EvaluationRow* e : b.finalists) {
       if (in_pool.insert(e->config_key).second) f.pool.push_back(e);
     }
@@ -194,21 +198,27 @@ int CampaignEvaluator::run_finals(const std::vector<Evaluation>& before, int per
   f.tag = pool_tag(f.pool);
   f.deterministic = deterministic_.value_or(false);
   const int to_run = runs_to_do(trials_, f);
-  if (to_run > 0 && !trials_.budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
-    spdlog::warn("finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none", to_run,
-                 f.micro_batch);
+  if (to_run > 0 &&
+      !trials_.budget_left(to_run - 1)) {  // budget_left(k): a trial after k more still fits
+    spdlog::warn(
+        "finals: {} runs at micro-batch {} do not fit what is left of the campaign's budget: none",
+        to_run, f.micro_batch);
     return none();
   }
-  spdlog::info("finals: {} configuration(s) paired with the baseline at micro-batch {}, {} rounds ({} runs to do)",
-               f.pool.size(), f.micro_batch, f.rounds, to_run);
+  spdlog::info(
+      "finals: {} configuration(s) paired with the baseline at micro-batch {}, {} rounds ({} runs "
+      "to do)",
+      f.pool.size(), f.micro_batch, f.rounds, to_run);
   std::optional<std::map<std::string, FinalSide>> sides = run_rounds(trials_, f);
   if (!sides) return none();
   std::vector<TargetFinalRow> rows;
   for (const auto& b : chosen) {
     for (const EvaluationRow* e : b.finalists) {
-      TargetFinalRow row = final_row(campaign_id_, b, e, (*sides)[e->config_key], f, speed_rule(opt_));
-      spdlog::info("finals: budget {}: {}: {}{}", b.budget.name, config_label(config_from_key(e->config_key)),
-                   to_string(row.disposition), row.reason.empty() ? "" : ": " + row.reason);
+      TargetFinalRow row =
+          final_row(campaign_id_, b, e, (*sides)[e->config_key], f, speed_rule(opt_));
+      spdlog::info("finals: budget {}: {}: {}{}", b.budget.name,
+                   config_label(config_from_key(e->config_key)), to_string(row.disposition),
+                   row.reason.empty() ? "" : ": " + row.reason);
       rows.push_back(std::move(row));
     }
   }

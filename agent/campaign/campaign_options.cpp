@@ -17,14 +17,27 @@ using nlohmann::json;
 json CampaignOptions::to_json() const {
   json budgets_j = json::object();
   for (const auto& b : memory.budgets) budgets_j[b.name] = b.bytes;
-  json j = {{"workload", workload}, {"size", size}, {"trainer", trainer}, {"memory_budgets", budgets_j},
-            {"target_micro_batch", memory.target_micro_batch}, {"target_world_size", memory.target_world_size},
-            {"zero_stage", memory.zero_stage}, {"micro_batch", trial.micro_batch},
-            {"grad_accum", trial.grad_accum}, {"steps", trial.steps}, {"screen_steps", trial.screen_steps},
-            {"seeds", trial.seeds}, {"threads", trial.threads}, {"repeats", speed.repeats},
-            {"band_factor", gate.band_factor}, {"plan", search.plan}, {"max_repeats", speed.max_repeats},
-            {"min_effect", speed.min_effect}, {"noise_pairs", speed.noise_pairs},
-            {"perturb_eps", gate.perturb_eps}, {"rounding_factor", gate.rounding_factor},
+  json j = {{"workload", workload},
+            {"size", size},
+            {"trainer", trainer},
+            {"memory_budgets", budgets_j},
+            {"target_micro_batch", memory.target_micro_batch},
+            {"target_world_size", memory.target_world_size},
+            {"zero_stage", memory.zero_stage},
+            {"micro_batch", trial.micro_batch},
+            {"grad_accum", trial.grad_accum},
+            {"steps", trial.steps},
+            {"screen_steps", trial.screen_steps},
+            {"seeds", trial.seeds},
+            {"threads", trial.threads},
+            {"repeats", speed.repeats},
+            {"band_factor", gate.band_factor},
+            {"plan", search.plan},
+            {"max_repeats", speed.max_repeats},
+            {"min_effect", speed.min_effect},
+            {"noise_pairs", speed.noise_pairs},
+            {"perturb_eps", gate.perturb_eps},
+            {"rounding_factor", gate.rounding_factor},
             {"horizon_factor", gate.horizon_factor}};
   // Only when it changes what is measured: campaigns of one-rank trials keep the
   // options (and so resume) they had before executors existed. The executor itself
@@ -51,8 +64,10 @@ void validate_trial(const TrialOptions& t) {
 void validate_speed_and_gate(const SpeedOptions& s, const GateOptions& g, const PlanOptions& p) {
   need(s.repeats >= 1, "--repeats must be >= 1");
   need(s.max_repeats >= s.repeats && s.max_repeats <= 64, "--max-repeats must be in --repeats..64");
-  need(std::isfinite(s.min_effect) && s.min_effect >= 0 && s.min_effect < 1, "--min-effect must be in [0, 1)");
-  need(s.noise_pairs == 0 || (s.noise_pairs >= 2 && s.noise_pairs <= 64), "--noise-pairs must be 0 or 2..64");
+  need(std::isfinite(s.min_effect) && s.min_effect >= 0 && s.min_effect < 1,
+       "--min-effect must be in [0, 1)");
+  need(s.noise_pairs == 0 || (s.noise_pairs >= 2 && s.noise_pairs <= 64),
+       "--noise-pairs must be 0 or 2..64");
   need(std::isfinite(g.perturb_eps) && g.perturb_eps >= 0 && g.perturb_eps < 0.5,
        "--perturb-eps must be in [0, 0.5)");
   need(std::isfinite(g.rounding_factor) && g.rounding_factor >= 1 && g.rounding_factor <= 1e6,
@@ -82,7 +97,8 @@ void CampaignOptions::validate() const {
   need(trial.world_size >= 1, "--trial-world-size must be >= 1");
   executor.validate();
   for (const auto& p : search.plan) {
-    need(StrategyRegistry::instance().create(p) != nullptr, "unknown strategy '" + p + "' in --plan");
+    need(StrategyRegistry::instance().create(p) != nullptr,
+         "unknown strategy '" + p + "' in --plan");
   }
 }
 

@@ -16,13 +16,14 @@ namespace sg::agent {
 
 // What every trial runs (all part of the trial key).
 struct TrialOptions {
-  int micro_batch = 0;  // --micro-batch, the measured one; 0 = the size's default
-  int grad_accum = 1;   // --grad-accum
-  int steps = 8;        // --steps: the full (confirmation) step budget
+  int micro_batch = 0;   // --micro-batch, the measured one; 0 = the size's default
+  int grad_accum = 1;    // --grad-accum
+  int steps = 8;         // --steps: the full (confirmation) step budget
   int screen_steps = 0;  // --screen-steps; 0 = max(3, steps / 2)
-  std::vector<int> seeds = {0, 1000, 2000};  // --seeds: the first runs candidates, all make the band
-  int threads = 2;       // --threads per trainer
-  int world_size = 1;    // --trial-world-size: ranks per trial; part of the trial key when > 1
+  std::vector<int> seeds = {0, 1000,
+                            2000};  // --seeds: the first runs candidates, all make the band
+  int threads = 2;                  // --threads per trainer
+  int world_size = 1;       // --trial-world-size: ranks per trial; part of the trial key when > 1
   double deadline_s = 600;  // --trial-timeout
 };
 
@@ -52,7 +53,7 @@ struct SpeedOptions {
   int repeats = 3;      // ABAB pairs before the first speed verdict (--repeats)
   int max_repeats = 8;  // pairs at most while the interval straddles (--max-repeats)
   double min_effect = kDefaultMinEffect;  // the speedup's lower bound must clear 1 + this
-  int noise_pairs = 4;  // A/A baseline pairs measuring the host's noise; 0 = none
+  int noise_pairs = 4;                    // A/A baseline pairs measuring the host's noise; 0 = none
 };
 
 // The search plan.

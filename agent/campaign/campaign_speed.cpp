@@ -13,18 +13,21 @@
 namespace sg::agent {
 
 std::optional<CampaignEvaluator::PairOfRuns> CampaignEvaluator::pair_of(const Run& a, const Run& b,
-                                                                        const std::string& pair, int steps,
+                                                                        const std::string& pair,
+                                                                        int steps,
                                                                         int repeat) const {
-  const SpeedPair p{steady_step_seconds(a.result->step_records), steady_step_seconds(b.result->step_records)};
+  const SpeedPair p{steady_step_seconds(a.result->step_records),
+                    steady_step_seconds(b.result->step_records)};
   if (p.base_step_s <= 0 || p.cand_step_s <= 0) return std::nullopt;
-  SpeedPairRow row{campaign_id_, 0, a.trial_id, b.trial_id, pair, steps, repeat, p.base_step_s, p.cand_step_s,
-                   std::log(p.base_step_s / p.cand_step_s)};
+  SpeedPairRow row{
+      campaign_id_, 0,      a.trial_id,    b.trial_id,    pair,
+      steps,        repeat, p.base_step_s, p.cand_step_s, std::log(p.base_step_s / p.cand_step_s)};
   return PairOfRuns{p, row};
 }
 
-CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& config, int steps, const Run& cand,
-                                                                 const std::optional<Run>& first_base,
-                                                                 Evaluation& e) {
+CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(
+    const Config& config, int steps, const Run& cand, const std::optional<Run>& first_base,
+    Evaluation& e) {
   SpeedOutcome out;
   const SpeedRule rule = speed_rule(opt_);
   const std::string pair = config_key(config);

@@ -112,12 +112,14 @@ void add_judging_options(CLI::App* app, CampaignOptions& o) {
                   "paired ABAB speed repeats before the first verdict (an interval needs two)")
       ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--max-repeats", o.speed.max_repeats,
-                  "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
+  app->add_option(
+         "--max-repeats", o.speed.max_repeats,
+         "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
       ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--min-effect", o.speed.min_effect,
-                  "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
+  app->add_option(
+         "--min-effect", o.speed.min_effect,
+         "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
       ->capture_default_str();
   app->add_option("--noise-pairs", o.speed.noise_pairs,
                   "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
@@ -149,13 +151,15 @@ void add_judging_options(CLI::App* app, CampaignOptions& o) {
       ->capture_default_str();
   std::string strategies;
   for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
-  app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+  app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)
+      ->delimiter(',');
 }
 
 }  // namespace
 
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
-  app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
+  app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")
+      ->required();
   app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
   app->add_option("--db", o.db_path, "SQLite database file")
       ->check(not_empty)
@@ -169,13 +173,17 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--target-world-size", o.memory.target_world_size, "GPUs to project memory for")
       ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--zero-stage", o.memory.zero_stage, "ZeRO stage (0-3) for the projection")->check(CLI::Range(0, 3))->capture_default_str();
+  app->add_option("--zero-stage", o.memory.zero_stage, "ZeRO stage (0-3) for the projection")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
   app->add_option("--micro-batch", o.trial.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
       ->check(positive_number());
-  app->add_flag("--probe-at-target", o.memory.probe_at_target,
-               "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection then "
-               "measures the target's activations; a probe that runs out of memory falls back to 2x)");
+  app->add_flag(
+      "--probe-at-target", o.memory.probe_at_target,
+      "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection "
+      "then "
+      "measures the target's activations; a probe that runs out of memory falls back to 2x)");
   app->add_option("--grad-accum", o.trial.grad_accum, "gradient accumulation steps")
       ->check(positive_number())
       ->capture_default_str();
@@ -193,9 +201,10 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
       ->check(not_empty)
       ->capture_default_str();
   o.trial.threads = 0;  // auto, resolved by apply_campaign_options (host_threads)
-  app->add_option("--threads", o.trial.threads,
-                  "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
-                  "cores, half the cores on a larger one, 2 on a GPU host)")
+  app->add_option(
+         "--threads", o.trial.threads,
+         "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
+         "cores, half the cores on a larger one, 2 on a GPU host)")
       ->check(positive_number());
   add_judging_options(app, o);
   add_executor_options(app, o);
@@ -203,8 +212,10 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
 
 void add_executor_options(CLI::App* app, CampaignOptions& o) {
   app->add_option("--executor", o.executor.kind,
-                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job per trial)")
-      ->check(CLI::IsMember({"local", "slurm"}))->capture_default_str();
+                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job "
+                  "per trial)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
   app->add_option("--trial-world-size", o.trial.world_size,
                   "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
                   "slurm: srun -n W)")
@@ -219,10 +230,12 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
          "trials at once: local GPU host default = slots / trial world size (at most that), "
          "CPU host and slurm default 1; speed pairs always run alone")
       ->check(positive_number());
-  app->add_option("--slurm-partition", o.executor.slurm_partition, "slurm: partition (default: the cluster's default)");
-  app->add_option("--shared-dir", o.executor.shared_dir,
-                  "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
-                  "(default: the runs directory next to the database)");
+  app->add_option("--slurm-partition", o.executor.slurm_partition,
+                  "slurm: partition (default: the cluster's default)");
+  app->add_option(
+      "--shared-dir", o.executor.shared_dir,
+      "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
+      "(default: the runs directory next to the database)");
   app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
                   "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
       ->check(non_negative_number())
@@ -230,8 +243,9 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
 }
 
 int host_threads(int cores, int gpus) {
-  if (gpus > 0) return 2;         // the GPU does the work; two threads feed it
-  if (cores <= 2) return 1;       // two OpenMP threads on two busy cores fight (290-716 ms vs 84 ms steps)
+  if (gpus > 0) return 2;  // the GPU does the work; two threads feed it
+  if (cores <= 2)
+    return 1;  // two OpenMP threads on two busy cores fight (290-716 ms vs 84 ms steps)
   return std::max(1, cores / 2);  // leave room for the controller and concurrent trials
 }
 
@@ -253,10 +267,11 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     const int gpus = o.executor.gpus >= 0 ? o.executor.gpus : detect_gpus();
     o.trial.threads = host_threads(cores, gpus);
-    spdlog::info("--threads {} (default for a {} host with {} cores; pass --threads to choose)", o.trial.threads,
-                 gpus > 0 ? "GPU" : "CPU", cores);
+    spdlog::info("--threads {} (default for a {} host with {} cores; pass --threads to choose)",
+                 o.trial.threads, gpus > 0 ? "GPU" : "CPU", cores);
   }
-  int s = o.trial.screen_steps == 0 ? std::max(std::min(3, o.trial.steps), o.trial.steps / 2) : o.trial.screen_steps;
+  int s = o.trial.screen_steps == 0 ? std::max(std::min(3, o.trial.steps), o.trial.steps / 2)
+                                    : o.trial.screen_steps;
   if (s > o.trial.steps) throw UsageError("--screen-steps must not exceed --steps");
   CampaignOptions filled = o;
   filled.screen_steps = s;

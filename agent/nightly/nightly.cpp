@@ -6,8 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/campaign/campaign.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/common/errors.hpp"
-#include "agent/protocol/unknown_target.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/gate.hpp"
@@ -16,10 +17,9 @@
 #include "agent/nightly/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
-#include "agent/ranking/target_rank.hpp"
-#include "agent/campaign/campaign.hpp"
-#include "agent/campaign/campaign_evaluator.hpp"
+#include "agent/protocol/unknown_target.hpp"
 #include "agent/ranking/pareto.hpp"
+#include "agent/ranking/target_rank.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
 
@@ -32,7 +32,8 @@ void NightlyOptions::validate() const {
   if (campaign.budget.minutes <= 0 && campaign.budget.trials <= 0) {
     throw UsageError("--budget-minutes must be > 0 (a nightly run is time-budgeted)");
   }
-  if (!(regression_limit > 0 && regression_limit <= 1)) throw UsageError("--regression-limit must be in (0, 1]");
+  if (!(regression_limit > 0 && regression_limit <= 1))
+    throw UsageError("--regression-limit must be in (0, 1]");
   if (presets_dir.empty()) throw UsageError("--presets-dir must not be empty");
 }
 
@@ -54,18 +55,35 @@ int NightlyReport::exit_code() const {
 json NightlyReport::to_json() const {
   json checks_j = json::array(), written_j = json::array();
   for (const auto& c : checks) {
-    checks_j.push_back({{"name", c.name}, {"path", c.path}, {"config", c.config_key}, {"verdict", c.verdict},
-                        {"reason", c.reason}, {"recorded_speedup", c.recorded_speedup},
-                        {"measured_speedup", c.measured_speedup}, {"evaluation_id", c.evaluation_id.value_or(0)}});
+    checks_j.push_back({{"name", c.name},
+                        {"path", c.path},
+                        {"config", c.config_key},
+                        {"verdict", c.verdict},
+                        {"reason", c.reason},
+                        {"recorded_speedup", c.recorded_speedup},
+                        {"measured_speedup", c.measured_speedup},
+                        {"evaluation_id", c.evaluation_id.value_or(0)}});
   }
   for (const auto& w : written) {
-    written_j.push_back({{"name", w.name}, {"path", w.path}, {"config", w.config_key}, {"speedup", w.speedup},
-                         {"replaced_config", w.replaced_config_key}, {"replaced_speedup", w.replaced_speedup}});
+    written_j.push_back({{"name", w.name},
+                         {"path", w.path},
+                         {"config", w.config_key},
+                         {"speedup", w.speedup},
+                         {"replaced_config", w.replaced_config_key},
+                         {"replaced_speedup", w.replaced_speedup}});
   }
-  return {{"campaign_id", campaign_id}, {"resumed", resumed}, {"environment_changed", environment_changed},
-          {"previous_campaign_id", previous_campaign_id.value_or(0)}, {"environment_diff", environment_diff},
-          {"presets", checks_j}, {"written", written_j}, {"notes", notes}, {"trials_run", trials_run},
-          {"trials_reused", trials_reused}, {"budget_spent", budget_spent}, {"failure", failure},
+  return {{"campaign_id", campaign_id},
+          {"resumed", resumed},
+          {"environment_changed", environment_changed},
+          {"previous_campaign_id", previous_campaign_id.value_or(0)},
+          {"environment_diff", environment_diff},
+          {"presets", checks_j},
+          {"written", written_j},
+          {"notes", notes},
+          {"trials_run", trials_run},
+          {"trials_reused", trials_reused},
+          {"budget_spent", budget_spent},
+          {"failure", failure},
           {"exit_code", exit_code()}};
 }
 
@@ -74,7 +92,8 @@ namespace {
 // One night's state, shared by the phases below.
 class Night {
  public:
-  Night(const NightlyOptions& o, const Manifest& m, Store& store) : opt_(o), c_(o.campaign), manifest_(m), store_(store) {}
+  Night(const NightlyOptions& o, const Manifest& m, Store& store)
+      : opt_(o), c_(o.campaign), manifest_(m), store_(store) {}
 
   NightlyReport& report() { return report_; }
 
@@ -92,7 +111,8 @@ class Night {
     };
     h.after_baseline = [this](CampaignRun& run) {
       compare_environment();
-      reverify(run.search, current_presets(store_, c_.workload, c_.size, opt_.presets_dir, manifest_, c_.memory.budgets));
+      reverify(run.search, current_presets(store_, c_.workload, c_.size, opt_.presets_dir,
+                                           manifest_, c_.memory.budgets));
       warm_env_ = env_id_;  // exploration reuses results of tonight's environment only
       return report_.failure.empty();
     };
@@ -125,12 +145,15 @@ class Night {
       report_.previous_campaign_id = prev->campaign_id;
       if (env_id_ != 0 && prev->environment_id != env_id_) {
         row.environment_changed = true;
-        row.environment_diff = fingerprint_diff(prev->fingerprint, environment_json(store_, env_id_));
+        row.environment_diff =
+            fingerprint_diff(prev->fingerprint, environment_json(store_, env_id_));
         report_.environment_changed = true;
         report_.environment_diff = row.environment_diff;
-        spdlog::warn("environment CHANGED since campaign {} ({} -> {}): {}; tonight's baseline is new and results "
-                     "of the old environment are not reused",
-                     prev->campaign_id, prev->hash, row.fingerprint_hash, row.environment_diff.dump());
+        spdlog::warn(
+            "environment CHANGED since campaign {} ({} -> {}): {}; tonight's baseline is new and "
+            "results "
+            "of the old environment are not reused",
+            prev->campaign_id, prev->hash, row.fingerprint_hash, row.environment_diff.dump());
       }
     }
     set_nightly_environment(store_, row);
@@ -138,7 +161,8 @@ class Night {
 
   void reverify(SearchContext& search, const std::vector<CurrentPreset>& presets) {
     bool spent = false;
-    const std::string host_kind = env_id_ != 0 ? device_kind(environment_json(store_, env_id_)) : std::string();
+    const std::string host_kind =
+        env_id_ != 0 ? device_kind(environment_json(store_, env_id_)) : std::string();
     for (const auto& p : presets) {
       PresetCheck check;
       check.name = p.name;
@@ -148,7 +172,8 @@ class Night {
       if (p.device_kind && !host_kind.empty() && !same_device_kind(*p.device_kind, host_kind)) {
         check.verdict = "skipped";
         check.reason = skipped_reason(*p.device_kind, host_kind);
-        spdlog::warn("preset {} ({}): {}", p.name, p.path.empty() ? "database" : p.path, check.reason);
+        spdlog::warn("preset {} ({}): {}", p.name, p.path.empty() ? "database" : p.path,
+                     check.reason);
         report_.checks.push_back(check);
         continue;
       }
@@ -186,7 +211,8 @@ class Night {
         v.measured_speedup = check.measured_speedup;
         v.regression_limit = opt_.regression_limit;
         add_verification(store_, v);
-        if (check.verdict == "demoted" && p.preset_id) demote_preset(store_, *p.preset_id, check.reason);
+        if (check.verdict == "demoted" && p.preset_id)
+          demote_preset(store_, *p.preset_id, check.reason);
       }
       report_.checks.push_back(check);
       current_.emplace(p.name, p);
@@ -198,31 +224,35 @@ class Night {
   // stored the frontier); returns the files to write.
   std::map<std::string, std::string> decide_presets(const NightContext& night) {
     const std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
-    const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id), evals);  // as presets emit ranks
+    const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id),
+                               evals);  // as presets emit ranks
     const std::vector<FrontierPoint> pts = accepted_points(evals, c_.trial.steps);
     std::map<std::int64_t, const EvaluationRow*> by_id;
     for (const auto& e : evals) by_id[e.id] = &e;
     std::map<std::string, std::string> files;
     for (const auto& b : c_.memory.budgets) {
-      auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)), static_cast<double>(b.bytes));
+      auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)),
+                                  static_cast<double>(b.bytes));
       const EvaluationRow* best = pick ? by_id.at(pts[*pick].id) : nullptr;
       const PresetCheck* check = nullptr;
       for (const auto& c : report_.checks) {
         if (c.name == b.name) check = &c;
       }
-      const std::string path = (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
+      const std::string path =
+          (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
       if (check && check->verdict != "kept") {
         keep_unverified(b, night, *check, best, path);
         continue;
       }
-      const bool beats = best && (!check || (best->config_key != check->config_key &&
-                                              best->speedup > check->measured_speedup * (1.0 + kNoiseThreshold)));
+      const bool beats =
+          best && (!check || (best->config_key != check->config_key &&
+                              best->speedup > check->measured_speedup * (1.0 + kNoiseThreshold)));
       if (!beats || !report_.failure.empty()) {
         if (check) {
           record(b, night, *check, /*demoted=*/false);
         } else {
-          report_.notes.push_back(
-              fmt::format("{}: nothing accepted fits {}", b.name, format_gib(static_cast<double>(b.bytes))));
+          report_.notes.push_back(fmt::format("{}: nothing accepted fits {}", b.name,
+                                              format_gib(static_cast<double>(b.bytes))));
         }
         continue;
       }
@@ -258,16 +288,17 @@ class Night {
       check.reason = fmt::format("fails tonight: {}: {}", to_string(e.disposition), e.reason);
     } else if (p.budget_bytes > 0 && e.projected_peak_bytes > p.budget_bytes) {
       check.verdict = "demoted";
-      check.reason = fmt::format("projected peak {} no longer fits its budget {}", format_gib(e.projected_peak_bytes),
-                                 format_gib(p.budget_bytes));
+      check.reason = fmt::format("projected peak {} no longer fits its budget {}",
+                                 format_gib(e.projected_peak_bytes), format_gib(p.budget_bytes));
     } else if (p.recorded_speedup > 0 && e.speedup < floor) {
       check.verdict = "demoted";
-      check.reason = fmt::format("speedup {:.3f}x is below the regression limit {:.2f} x the recorded {:.3f}x ({:.3f}x)",
-                                 e.speedup, opt_.regression_limit, p.recorded_speedup, floor);
+      check.reason = fmt::format(
+          "speedup {:.3f}x is below the regression limit {:.2f} x the recorded {:.3f}x ({:.3f}x)",
+          e.speedup, opt_.regression_limit, p.recorded_speedup, floor);
     } else {
       check.verdict = "kept";
-      check.reason = fmt::format("passes the {} gate, {:.3f}x (recorded {:.3f}x, limit {:.3f}x)", e.gate_class,
-                                 e.speedup, p.recorded_speedup, floor);
+      check.reason = fmt::format("passes the {} gate, {:.3f}x (recorded {:.3f}x, limit {:.3f}x)",
+                                 e.gate_class, e.speedup, p.recorded_speedup, floor);
     }
   }
 
@@ -291,8 +322,9 @@ class Night {
 
   // Tonight's best replaces (or is) the budget's preset: its file's content; its row is
   // added once the files are written.
-  std::string replace_preset(const NamedBudget& b, const NightContext& night, const EvaluationRow& best,
-                             const PresetCheck* check, const std::string& path) {
+  std::string replace_preset(const NamedBudget& b, const NightContext& night,
+                             const EvaluationRow& best, const PresetCheck* check,
+                             const std::string& path) {
     PresetWrite w;
     w.name = b.name;
     w.path = path;
@@ -301,14 +333,17 @@ class Night {
     if (check) {
       w.replaced_config_key = check->config_key.empty() ? "(defaults)" : check->config_key;
       w.replaced_speedup = check->measured_speedup;
-      spdlog::info("preset {}: `{}` {:.3f}x beats the current `{}` {:.3f}x beyond the noise threshold: replacing {}",
-                   b.name, best.config_key, best.speedup, check->config_key, check->measured_speedup, path);
+      spdlog::info(
+          "preset {}: `{}` {:.3f}x beats the current `{}` {:.3f}x beyond the noise threshold: "
+          "replacing {}",
+          b.name, best.config_key, best.speedup, check->config_key, check->measured_speedup, path);
     } else {
       spdlog::info("preset {}: new, `{}` {:.3f}x", b.name, best.config_key, best.speedup);
     }
     std::string content = render_nightly_preset(night, b.name, static_cast<double>(b.bytes), best);
     PresetParse parse = parse_preset(content, manifest_);
-    if (!parse.ok()) throw std::logic_error("rendered preset does not re-parse: " + parse.errors.front());
+    if (!parse.ok())
+      throw std::logic_error("rendered preset does not re-parse: " + parse.errors.front());
     PresetRow row;
     row.campaign_id = report_.campaign_id;
     row.name = b.name;
@@ -328,7 +363,8 @@ class Night {
   }
 
   // Tonight's row for a preset that stays in place: the trend gets one point per night.
-  void record(const NamedBudget& b, const NightContext& night, const PresetCheck& check, bool demoted) {
+  void record(const NamedBudget& b, const NightContext& night, const PresetCheck& check,
+              bool demoted) {
     auto it = current_.find(b.name);
     if (it == current_.end()) return;
     PresetRow row;
@@ -338,7 +374,8 @@ class Night {
     row.config_key = check.config_key;
     row.fingerprint_hash = night.fingerprint_hash;
     row.content = it->second.content;
-    row.budget_bytes = it->second.budget_bytes > 0 ? it->second.budget_bytes : static_cast<double>(b.bytes);
+    row.budget_bytes =
+        it->second.budget_bytes > 0 ? it->second.budget_bytes : static_cast<double>(b.bytes);
     row.speedup = check.measured_speedup;
     row.projected_peak_bytes = check.projected_peak_bytes;
     row.evaluation_id = check.evaluation_id;
@@ -360,7 +397,8 @@ class Night {
     row.trainer = c_.trainer;
     row.manifest = manifest_.raw;
     row.options = c_.to_json();
-    row.options["nightly"] = {{"presets_dir", opt_.presets_dir}, {"regression_limit", opt_.regression_limit}};
+    row.options["nightly"] = {{"presets_dir", opt_.presets_dir},
+                              {"regression_limit", opt_.regression_limit}};
     row.note = "nightly";
     std::int64_t cid = 0;
     if (auto prev = resumable_campaign(store_, row)) {
@@ -418,7 +456,8 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   for (const auto& ch : report.checks) foreign = foreign || ch.verdict == "skipped";
   const std::string readme = (fs::path(opt.presets_dir) / "README.md").string();
   if (foreign) {
-    report.notes.push_back(readme + " left as it is: it describes presets measured on another device kind");
+    report.notes.push_back(readme +
+                           " left as it is: it describes presets measured on another device kind");
   } else {
     files[readme] = render_nightly_readme(ctx, report);
   }
@@ -428,8 +467,8 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   store.finish_campaign(cid);
   finish_nightly_run(store, cid, report.exit_code(), report.to_json());
   spdlog::info("nightly campaign {} finished{}: {} trainer runs, {} reused, exit {}", cid,
-               report.budget_spent ? " (budget spent)" : "", report.trials_run, report.trials_reused,
-               report.exit_code());
+               report.budget_spent ? " (budget spent)" : "", report.trials_run,
+               report.trials_reused, report.exit_code());
   return report;
 }
 

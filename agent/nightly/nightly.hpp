@@ -26,8 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/protocol/manifest.hpp"
 #include "agent/campaign/campaign.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent::nightly {
 

@@ -31,30 +31,34 @@ bool has_memory_switch(const Config& c, const Manifest& m);
 bool gated_bitwise(const Config& c, const Manifest& m, bool deterministic);
 
 // The gate verdict of `run` against the baseline run `s0` and its bands.
-Verdict judge_gate(bool bitwise, const TrialResult& run, const TrialResult& s0, const ToleranceBands& bands);
+Verdict judge_gate(bool bitwise, const TrialResult& run, const TrialResult& s0,
+                   const ToleranceBands& bands);
 
 // What a memory projection is made of: the run at `micro_batch` and the probe at
 // `probe_micro_batch` (a probe off the CPU adds its reserved-over-allocated fragmentation).
-ProjectionInputs projection_inputs(const TrialResult& at_mb, int micro_batch, const TrialResult& probe,
-                                   int probe_micro_batch, int target_micro_batch, int world_size, int zero_stage);
+ProjectionInputs projection_inputs(const TrialResult& at_mb, int micro_batch,
+                                   const TrialResult& probe, int probe_micro_batch,
+                                   int target_micro_batch, int world_size, int zero_stage);
 // The measured peak at the target where it was measured on one device (projection error).
 std::optional<double> measured_at_target(const ProjectionInputs& in);
 // nullopt when `peak_bytes` fits the largest budget (or there are none), else the reason to
 // prune.
-std::optional<std::string> over_every_budget(double peak_bytes, const std::vector<double>& budget_bytes);
+std::optional<std::string> over_every_budget(double peak_bytes,
+                                             const std::vector<double>& budget_bytes);
 
 // A memory trade-off: a memory switch whose projected peak is below the baseline's by more
 // than the noise threshold.
-bool memory_trade(const Config& c, const Manifest& m, double peak_bytes, double baseline_peak_bytes);
+bool memory_trade(const Config& c, const Manifest& m, double peak_bytes,
+                  double baseline_peak_bytes);
 
 // The verdict of the speed pairs of a configuration that passed the gate (`gate_reason`).
 // `trade`: it saves memory (memory_trade), accepted whatever its speed; `probed`: its
 // memory was probed.
-Judgement judge_speed(const std::string& gate_reason, const SpeedInterval& s, double min_effect, int max_repeats,
-                      bool trade, double peak_fraction, bool probed);
+Judgement judge_speed(const std::string& gate_reason, const SpeedInterval& s, double min_effect,
+                      int max_repeats, bool trade, double peak_fraction, bool probed);
 // The verdict from the memory probe at the target alone (no pairs): NaN target_speedup
 // means the probe did not run at the target.
-Judgement judge_target_probe(const std::string& gate_reason, double target_speedup, double min_effect,
-                             int target_micro_batch, int micro_batch);
+Judgement judge_target_probe(const std::string& gate_reason, double target_speedup,
+                             double min_effect, int target_micro_batch, int micro_batch);
 
 }  // namespace sg::agent

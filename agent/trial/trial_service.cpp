@@ -47,7 +47,8 @@ TrialFinish finish_from(const TrialOutcome& o, const std::string& dir) {
   f.eval_loss_bits = r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string();
   f.param_digest = r.param_digest;
   f.optimizer_digest = r.optimizer_digest;
-  if (r.raw.contains("memory")) f.breakdown = r.raw.at("memory").at("breakdown");  // kernel trials have none
+  if (r.raw.contains("memory"))
+    f.breakdown = r.raw.at("memory").at("breakdown");  // kernel trials have none
   for (const auto& s : r.step_records) {
     f.steps.push_back({s.step, s.loss, fmt::format("{:08x}", s.loss_bits), s.grad_norm,
                        fmt::format("{:08x}", s.grad_norm_bits), s.seconds});
@@ -73,15 +74,18 @@ void warn_failed(const TrialRun& r, const TrialPlan& p) {
 
 TrialService::TrialService(Store& store, std::int64_t campaign_id, const Manifest& manifest,
                            TrialSettings settings)
-    : store_(store), campaign_id_(campaign_id), manifest_(manifest), settings_(std::move(settings)) {
+    : store_(store),
+      campaign_id_(campaign_id),
+      manifest_(manifest),
+      settings_(std::move(settings)) {
   executor_ = make_executor(settings_.executor, settings_.world_size);
   if (!settings_.executor.shared_dir.empty()) settings_.runs_dir = settings_.executor.shared_dir;
 }
 
 std::string TrialService::key_of(const TrialPlan& p) const {
-  std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", p.purpose, config_key(p.config), p.seed,
-                                p.steps, p.micro_batch, settings_.grad_accum, settings_.threads, p.repeat,
-                                p.paired_with);
+  std::string key = fmt::format("{}|{}|s{}|n{}|b{}|g{}|t{}|r{}|{}", p.purpose, config_key(p.config),
+                                p.seed, p.steps, p.micro_batch, settings_.grad_accum,
+                                settings_.threads, p.repeat, p.paired_with);
   if (settings_.world_size > 1 && !p.kernel) key += fmt::format("|w{}", settings_.world_size);
   if (p.perturb > 0) key += fmt::format("|p{:.17g}", p.perturb);
   if (p.kernel) {
@@ -97,7 +101,8 @@ std::optional<TrialRun> TrialService::stored(const TrialPlan& p) {
 
 std::optional<TrialRun> TrialService::stored(Store& store, const std::string& key) {
   auto row = store.find_trial(campaign_id_, key);
-  if (!row || row->state != "finished" || row->disposition == Disposition::stale) return std::nullopt;
+  if (!row || row->state != "finished" || row->disposition == Disposition::stale)
+    return std::nullopt;
   TrialRun out;
   out.trial_id = row->id;
   if (!row->run_ok) {
@@ -105,8 +110,9 @@ std::optional<TrialRun> TrialService::stored(Store& store, const std::string& ke
     out.reason = row->reason;
     return out;
   }
-  ResultParse p = row->purpose == kKernelTimingPurpose ? parse_kernel_trial_as_result(row->result_json)
-                                                       : parse_result_text(row->result_json);
+  ResultParse p = row->purpose == kKernelTimingPurpose
+                      ? parse_kernel_trial_as_result(row->result_json)
+                      : parse_result_text(row->result_json);
   if (p.result) {
     out.result = std::move(p.result);
     return out;
@@ -199,7 +205,8 @@ TrialRun TrialService::execute(Store& store, const TrialPlan& p, const std::stri
   TrialOutcome o = executor_->run(req);
   TrialFinish f = finish_from(o, req.dir);
   if (o.result && o.result->fingerprint.is_object()) {
-    f.environment_id = store.upsert_environment(fingerprint_hash(o.result->fingerprint), o.result->fingerprint);
+    f.environment_id =
+        store.upsert_environment(fingerprint_hash(o.result->fingerprint), o.result->fingerprint);
   }
   store.finish_trial(out.trial_id, f);
   set_trial_launch(store, out.trial_id, o.executor, o.slots, req.world_size, o.job_id);
@@ -219,12 +226,14 @@ void TrialService::run_batch(const std::vector<TrialPlan>& plans) {
     if (!keys.insert(key).second) continue;
     if (before_trial_) before_trial_(p.purpose, key);
     if (stored(store_, key)) continue;
-    if (!budget_left(static_cast<int>(todo.size()))) break;  // the sequential part stops at the same point
+    if (!budget_left(static_cast<int>(todo.size())))
+      break;  // the sequential part stops at the same point
     todo.emplace_back(p, std::move(key));
   }
   if (todo.size() < 2) return;  // nothing to overlap: the sequential part runs it
   trials_run_ += static_cast<int>(todo.size());
-  if (on_progress_) on_progress_(fmt::format("{} trials side by side ({} slots)", todo.size(), slots));
+  if (on_progress_)
+    on_progress_(fmt::format("{} trials side by side ({} slots)", todo.size(), slots));
   std::atomic<std::size_t> next{0};
   std::vector<std::thread> workers;
   const std::size_t n = std::min(todo.size(), static_cast<std::size_t>(slots));

@@ -62,7 +62,8 @@ struct TrialSettings {
 
 class TrialService {
  public:
-  TrialService(Store& store, std::int64_t campaign_id, const Manifest& manifest, TrialSettings settings);
+  TrialService(Store& store, std::int64_t campaign_id, const Manifest& manifest,
+               TrialSettings settings);
 
   // The trial's key: purpose, configuration, seed, steps, micro-batch, grad-accum,
   // threads, repeat, pair, and where set world size, perturbation and kernel variants.
@@ -95,7 +96,9 @@ class TrialService {
   using BeforeTrial = std::function<void(const std::string& purpose, const std::string& key)>;
   void set_before_trial(BeforeTrial hook) { before_trial_ = std::move(hook); }
   // Called with a line of text before a trainer run starts (the progress line).
-  void set_on_progress(std::function<void(const std::string&)> hook) { on_progress_ = std::move(hook); }
+  void set_on_progress(std::function<void(const std::string&)> hook) {
+    on_progress_ = std::move(hook);
+  }
 
  private:
   std::optional<TrialRun> stored(Store& store, const std::string& key);
