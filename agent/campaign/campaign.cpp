@@ -19,7 +19,7 @@
 #include "agent/search/strategy.hpp"
 #include "agent/store/shared_claims.hpp"
 #include "agent/store/store.hpp"
-#include "agent/store/trial_launch.hpp"
+#include "agent/trial/trial_service.hpp"
 
 namespace sg::agent {
 
@@ -44,8 +44,7 @@ CampaignOptions prepare_campaign(const CampaignOptions& in, const Manifest& mani
   if (opt.runs_dir.empty()) {
     opt.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
   }
-  make_executor(opt.executor,
-                opt.trial.world_size);  // refuses impossible executors before anything is written
+  check_executor(opt.executor, opt.trial.world_size);  // before anything is written
   return opt;
 }
 

@@ -72,6 +72,10 @@ void warn_failed(const TrialRun& r, const TrialPlan& p) {
 
 }  // namespace
 
+void check_executor(const ExecutorOptions& options, int world_size) {
+  make_executor(options, world_size);
+}
+
 TrialService::TrialService(Store& store, std::int64_t campaign_id, const Manifest& manifest,
                            TrialSettings settings)
     : store_(store),

@@ -60,6 +60,9 @@ struct TrialSettings {
   double budget_minutes = 0;  // 0 = unlimited
 };
 
+// Refuses (UsageError) an executor that cannot run here, before anything is written.
+void check_executor(const ExecutorOptions& options, int world_size);
+
 class TrialService {
  public:
   TrialService(Store& store, std::int64_t campaign_id, const Manifest& manifest,
