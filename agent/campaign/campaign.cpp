@@ -87,6 +87,7 @@ CampaignOutcome drive_campaign(Store& store, const CampaignOptions& opt, const M
   out.trials_run = evaluator.trials_run();
   out.best_speedup = evaluator.best_speedup();
   if (!out.gate_failure.empty()) return out;
+  throw_if_interrupted();  // the campaign stays unfinished: the next controller resumes it
   // The frontier over everything confirmed at the full step budget.
   const std::vector<FrontierPoint> pts =
       accepted_points(store.evaluations(out.id), opt.trial.steps);
@@ -178,7 +179,6 @@ std::int64_t run_campaign(const CampaignOptions& in, const Manifest& full_manife
     store.finish_campaign(cid);
     throw GateFailure(out.gate_failure);
   }
-  throw_if_interrupted();  // the campaign stays unfinished: the next controller resumes it
   store.finish_campaign(cid);
   spdlog::info("campaign {} finished{}: {} trainer runs now, best speedup {:.3f}x", cid,
                out.budget_spent ? " (budget spent)" : "", out.trials_run, out.best_speedup);
