@@ -274,7 +274,7 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
                                     : o.trial.screen_steps;
   if (s > o.trial.steps) throw UsageError("--screen-steps must not exceed --steps");
   CampaignOptions filled = o;
-  filled.screen_steps = s;
+  filled.trial.screen_steps = s;
   filled.validate();
   std::set<int> seen;
   for (int seed : o.trial.seeds) {
