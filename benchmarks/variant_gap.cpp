@@ -1,7 +1,7 @@
 // Campaign-chosen kernel variants vs an exhaustive sweep (see variant_gap.hpp).
 #include "benchmarks/variant_gap.hpp"
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 #include "agent/store/queries/report_queries.hpp"
 
 #include <fmt/format.h>

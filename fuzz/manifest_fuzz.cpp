@@ -7,7 +7,7 @@
 #include <string>
 
 #include "agent/common/errors.hpp"
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace {
 

@@ -103,8 +103,63 @@ void check_output_dir(const std::string& flag, const std::string& dir) {
   ::rmdir(probe.c_str());
 }
 
+namespace {
+
+// The speed, gate, search and per-trial time options (after the measurement options, in
+// --help's order).
+void add_judging_options(CLI::App* app, CampaignOptions& o) {
+  app->add_option("--repeats", o.speed.repeats,
+                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--max-repeats", o.speed.max_repeats,
+         "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--min-effect", o.speed.min_effect,
+         "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
+      ->capture_default_str();
+  app->add_option("--noise-pairs", o.speed.noise_pairs,
+                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--perturb-eps", o.gate.perturb_eps,
+                  "relative perturbation of the initial parameters that measures the rounding band "
+                  "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
+      ->capture_default_str();
+  app->add_option("--rounding-factor", o.gate.rounding_factor,
+                  "tolerance class: allowed multiple of the rounding band")
+      ->capture_default_str();
+  app->add_option("--horizon-factor", o.gate.horizon_factor,
+                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option(
+         "--prune-rounds", o.search.prune_rounds,
+         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+         "then the harmless drops together or the best one)")
+      ->check(non_negative_number())
+      ->capture_default_str();
+  app->add_option("--band-factor", o.gate.band_factor,
+                  "tolerance class: allowed multiple of the seed band (outer bound)")
+      ->check(positive_number())
+      ->capture_default_str();
+  app->add_option("--trial-timeout", o.trial.deadline_s, "seconds per trial before SIGTERM/SIGKILL")
+      ->check(positive_number())
+      ->capture_default_str();
+  std::string strategies;
+  for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
+  app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)
+      ->delimiter(',');
+}
+
+}  // namespace
+
 void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::string>& budgets) {
-  app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")->required();
+  app->add_option("--workload", o.workload, "workload from the trainer manifest (e.g. wam)")
+      ->required();
   app->add_option("--size", o.size, "size from the trainer manifest (e.g. tiny)")->required();
   app->add_option("--db", o.db_path, "SQLite database file")
       ->check(not_empty)
@@ -112,90 +167,56 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--memory-budget", budgets,
                   "NAME=SIZE, repeatable; one preset per budget (IEC units: B KiB MiB GiB TiB)")
       ->default_str("fast=141GiB fast_80gb=80GiB");
-  app->add_option("--target-micro-batch", o.target_micro_batch,
+  app->add_option("--target-micro-batch", o.memory.target_micro_batch,
                   "micro-batch per GPU to project memory for (default: the size's default)")
       ->check(positive_number());
-  app->add_option("--target-world-size", o.target_world_size, "GPUs to project memory for")
+  app->add_option("--target-world-size", o.memory.target_world_size, "GPUs to project memory for")
       ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--zero-stage", o.zero_stage, "ZeRO stage (0-3) for the projection")->check(CLI::Range(0, 3))->capture_default_str();
-  app->add_option("--micro-batch", o.micro_batch,
+  app->add_option("--zero-stage", o.memory.zero_stage, "ZeRO stage (0-3) for the projection")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  app->add_option("--micro-batch", o.trial.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
       ->check(positive_number());
-  app->add_flag("--probe-at-target", o.probe_at_target,
-               "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection then "
-               "measures the target's activations; a probe that runs out of memory falls back to 2x)");
-  app->add_option("--grad-accum", o.grad_accum, "gradient accumulation steps")
+  app->add_flag(
+      "--probe-at-target", o.memory.probe_at_target,
+      "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection "
+      "then "
+      "measures the target's activations; a probe that runs out of memory falls back to 2x)");
+  app->add_option("--grad-accum", o.trial.grad_accum, "gradient accumulation steps")
       ->check(positive_number())
       ->capture_default_str();
   app->add_option("--trainer", o.trainer,
                   "trainer executable (default: speedgate-train next to speedgate)")
       ->check(not_empty);
-  app->add_option("--steps", o.steps, "full (confirmation) step budget")
+  app->add_option("--steps", o.trial.steps, "full (confirmation) step budget")
       ->check(positive_number())
       ->capture_default_str();
-  app->add_option("--screen-steps", o.screen_steps,
+  app->add_option("--screen-steps", o.trial.screen_steps,
                   "short step budget for screening (default max(3, steps/2))")
       ->check(positive_number());
-  app->add_option("--seeds", o.seeds, "baseline band seeds, each once; the first is s0")
+  app->add_option("--seeds", o.trial.seeds, "baseline band seeds, each once; the first is s0")
       ->delimiter(',')
       ->check(not_empty)
       ->capture_default_str();
-  o.threads = 0;  // auto, resolved by apply_campaign_options (host_threads)
-  app->add_option("--threads", o.threads,
-                  "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
-                  "cores, half the cores on a larger one, 2 on a GPU host)")
-      ->check(positive_number());
-  app->add_option("--repeats", o.repeats,
-                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--max-repeats", o.max_repeats,
-                  "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--min-effect", o.min_effect,
-                  "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
-      ->capture_default_str();
-  app->add_option("--noise-pairs", o.noise_pairs,
-                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  app->add_option("--perturb-eps", o.perturb_eps,
-                  "relative perturbation of the initial parameters that measures the rounding band "
-                  "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
-      ->capture_default_str();
-  app->add_option("--rounding-factor", o.rounding_factor,
-                  "tolerance class: allowed multiple of the rounding band")
-      ->capture_default_str();
-  app->add_option("--horizon-factor", o.horizon_factor,
-                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
-      ->check(positive_number())
-      ->capture_default_str();
+  o.trial.threads = 0;  // auto, resolved by apply_campaign_options (host_threads)
   app->add_option(
-         "--prune-rounds", o.prune_rounds,
-         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
-         "then the harmless drops together or the best one)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  app->add_option("--band-factor", o.band_factor,
-                  "tolerance class: allowed multiple of the seed band (outer bound)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--trial-timeout", o.trial_deadline_s, "seconds per trial before SIGTERM/SIGKILL")
-      ->check(positive_number())
-      ->capture_default_str();
-  std::string strategies;
-  for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
-  app->add_option("--plan", o.plan, "strategies to run in order; available:" + strategies)->delimiter(',');
+         "--threads", o.trial.threads,
+         "trainer intra-op threads (part of the fingerprint; default: 1 on a CPU host with <= 2 "
+         "cores, half the cores on a larger one, 2 on a GPU host)")
+      ->check(positive_number());
+  add_judging_options(app, o);
   add_executor_options(app, o);
 }
 
 void add_executor_options(CLI::App* app, CampaignOptions& o) {
   app->add_option("--executor", o.executor.kind,
-                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job per trial)")
-      ->check(CLI::IsMember({"local", "slurm"}))->capture_default_str();
-  app->add_option("--trial-world-size", o.trial_world_size,
+                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job "
+                  "per trial)")
+      ->check(CLI::IsMember({"local", "slurm"}))
+      ->capture_default_str();
+  app->add_option("--trial-world-size", o.trial.world_size,
                   "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
                   "slurm: srun -n W)")
       ->check(positive_number())
@@ -209,10 +230,12 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
          "trials at once: local GPU host default = slots / trial world size (at most that), "
          "CPU host and slurm default 1; speed pairs always run alone")
       ->check(positive_number());
-  app->add_option("--slurm-partition", o.executor.slurm_partition, "slurm: partition (default: the cluster's default)");
-  app->add_option("--shared-dir", o.executor.shared_dir,
-                  "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
-                  "(default: the runs directory next to the database)");
+  app->add_option("--slurm-partition", o.executor.slurm_partition,
+                  "slurm: partition (default: the cluster's default)");
+  app->add_option(
+      "--shared-dir", o.executor.shared_dir,
+      "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
+      "(default: the runs directory next to the database)");
   app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
                   "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
       ->check(non_negative_number())
@@ -220,8 +243,9 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
 }
 
 int host_threads(int cores, int gpus) {
-  if (gpus > 0) return 2;         // the GPU does the work; two threads feed it
-  if (cores <= 2) return 1;       // two OpenMP threads on two busy cores fight (290-716 ms vs 84 ms steps)
+  if (gpus > 0) return 2;  // the GPU does the work; two threads feed it
+  if (cores <= 2)
+    return 1;  // two OpenMP threads on two busy cores fight (290-716 ms vs 84 ms steps)
   return std::max(1, cores / 2);  // leave room for the controller and concurrent trials
 }
 
@@ -233,40 +257,41 @@ void apply_campaign_options(CampaignOptions& o, std::vector<std::string> budgets
       throw UsageError(fmt::format("--memory-budget name '{}...' is longer than {} characters",
                                    nb.name.substr(0, 20), kMaxBudgetName));
     }
-    for (const auto& have : o.budgets) {
+    for (const auto& have : o.memory.budgets) {
       if (have.name == nb.name) throw UsageError("--memory-budget " + nb.name + " given twice");
     }
-    o.budgets.push_back(nb);
+    o.memory.budgets.push_back(nb);
   }
   if (o.trainer.empty()) o.trainer = default_trainer_path();
-  if (o.threads == 0) {
+  if (o.trial.threads == 0) {
     const int cores = static_cast<int>(std::thread::hardware_concurrency());
     const int gpus = o.executor.gpus >= 0 ? o.executor.gpus : detect_gpus();
-    o.threads = host_threads(cores, gpus);
-    spdlog::info("--threads {} (default for a {} host with {} cores; pass --threads to choose)", o.threads,
-                 gpus > 0 ? "GPU" : "CPU", cores);
+    o.trial.threads = host_threads(cores, gpus);
+    spdlog::info("--threads {} (default for a {} host with {} cores; pass --threads to choose)",
+                 o.trial.threads, gpus > 0 ? "GPU" : "CPU", cores);
   }
-  int s = o.screen_steps == 0 ? std::max(std::min(3, o.steps), o.steps / 2) : o.screen_steps;
-  if (s > o.steps) throw UsageError("--screen-steps must not exceed --steps");
+  int s = o.trial.screen_steps == 0 ? std::max(std::min(3, o.trial.steps), o.trial.steps / 2)
+                                    : o.trial.screen_steps;
+  if (s > o.trial.steps) throw UsageError("--screen-steps must not exceed --steps");
   CampaignOptions filled = o;
-  filled.screen_steps = s;
+  filled.trial.screen_steps = s;
   filled.validate();
   std::set<int> seen;
-  for (int seed : o.seeds) {
+  for (int seed : o.trial.seeds) {
     if (!seen.insert(seed).second)
       throw UsageError(fmt::format("--seeds: seed {} is given twice", seed));
   }
   if (o.executor.kind == "local") {
     const int cpus = host_cpus();
-    if (o.threads > cpus) {
+    if (o.trial.threads > cpus) {
       throw UsageError(
-          fmt::format("--threads {} is more than this host's {} CPUs", o.threads, cpus));
+          fmt::format("--threads {} is more than this host's {} CPUs", o.trial.threads, cpus));
     }
     const bool cpu_slots = o.executor.gpus == 0 || (o.executor.gpus < 0 && detect_gpus() == 0);
-    if (cpu_slots && o.trial_world_size > cpus) {
+    if (cpu_slots && o.trial.world_size > cpus) {
       throw UsageError(fmt::format(
           "--trial-world-size {} is more than this host's {} CPUs (one rank process each)",
-          o.trial_world_size, cpus));
+          o.trial.world_size, cpus));
     }
   }
   check_db_path("--db", o.db_path);

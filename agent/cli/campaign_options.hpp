@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 
 namespace sg::agent {
 

@@ -35,7 +35,7 @@ class NightlyCommand : public Command {
         "workload from the trainer manifest (default: the database's latest campaign's)");
     app_->get_option("--size")->required(false)->description(
         "size from the trainer manifest (default: the database's latest campaign's)");
-    app_->add_option("--budget-minutes", o_.campaign.budget_minutes,
+    app_->add_option("--budget-minutes", o_.campaign.budget.minutes,
                      "wall-clock budget; the trainer run in flight finishes, nothing new starts")
         ->required()
         ->check(positive_number());

@@ -12,7 +12,7 @@
 #include "agent/presets/emit.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/runner/describe.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent {
@@ -23,9 +23,9 @@ class TuneCommand : public Command {
   explicit TuneCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("tune", "run (or resume) a gated tuning campaign against a trainer");
     add_campaign_options(app_, o_, budgets_);  // shared with nightly: one declaration, one --help
-    auto* bt = app_->add_option("--budget-trials", o_.budget_trials, "stop after N trainer runs")
+    auto* bt = app_->add_option("--budget-trials", o_.budget.trials, "stop after N trainer runs")
                    ->check(positive_number());
-    auto* bm = app_->add_option("--budget-minutes", o_.budget_minutes, "stop after M minutes")
+    auto* bm = app_->add_option("--budget-minutes", o_.budget.minutes, "stop after M minutes")
                    ->check(positive_number());
     bt->excludes(bm);
     app_->add_flag("--resume", o_.require_resume, "continue the latest campaign with the same options, also a finished one (budget slices); error if none");

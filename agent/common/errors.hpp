@@ -22,4 +22,11 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown when a campaign's trial or time budget is spent (agent/trial/trial_service.hpp);
+// evaluators pass it on to the campaign driver, which stops the plan.
+class BudgetExhausted : public std::runtime_error {
+ public:
+  BudgetExhausted() : std::runtime_error("budget exhausted") {}
+};
+
 }  // namespace sg::agent

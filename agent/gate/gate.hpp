@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 namespace sg::agent {
 

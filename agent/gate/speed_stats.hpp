@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 namespace sg::agent {
 

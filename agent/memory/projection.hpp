@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 namespace sg::agent {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "agent/common/units.hpp"
-#include "agent/manifest/config.hpp"
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/config.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent::nightly {

@@ -6,8 +6,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agent/campaign/campaign.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
 #include "agent/common/errors.hpp"
-#include "agent/manifest/unknown_target.hpp"
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/gate.hpp"
@@ -16,10 +17,9 @@
 #include "agent/store/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
-#include "agent/presets/target_rank.hpp"
-#include "agent/search/campaign.hpp"
-#include "agent/search/campaign_evaluator.hpp"
-#include "agent/search/pareto.hpp"
+#include "agent/protocol/unknown_target.hpp"
+#include "agent/ranking/pareto.hpp"
+#include "agent/ranking/target_rank.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
 
@@ -29,10 +29,11 @@ using nlohmann::json;
 
 void NightlyOptions::validate() const {
   campaign.validate();
-  if (campaign.budget_minutes <= 0 && campaign.budget_trials <= 0) {
+  if (campaign.budget.minutes <= 0 && campaign.budget.trials <= 0) {
     throw UsageError("--budget-minutes must be > 0 (a nightly run is time-budgeted)");
   }
-  if (!(regression_limit > 0 && regression_limit <= 1)) throw UsageError("--regression-limit must be in (0, 1]");
+  if (!(regression_limit > 0 && regression_limit <= 1))
+    throw UsageError("--regression-limit must be in (0, 1]");
   if (presets_dir.empty()) throw UsageError("--presets-dir must not be empty");
 }
 
@@ -54,18 +55,35 @@ int NightlyReport::exit_code() const {
 json NightlyReport::to_json() const {
   json checks_j = json::array(), written_j = json::array();
   for (const auto& c : checks) {
-    checks_j.push_back({{"name", c.name}, {"path", c.path}, {"config", c.config_key}, {"verdict", c.verdict},
-                        {"reason", c.reason}, {"recorded_speedup", c.recorded_speedup},
-                        {"measured_speedup", c.measured_speedup}, {"evaluation_id", c.evaluation_id.value_or(0)}});
+    checks_j.push_back({{"name", c.name},
+                        {"path", c.path},
+                        {"config", c.config_key},
+                        {"verdict", c.verdict},
+                        {"reason", c.reason},
+                        {"recorded_speedup", c.recorded_speedup},
+                        {"measured_speedup", c.measured_speedup},
+                        {"evaluation_id", c.evaluation_id.value_or(0)}});
   }
   for (const auto& w : written) {
-    written_j.push_back({{"name", w.name}, {"path", w.path}, {"config", w.config_key}, {"speedup", w.speedup},
-                         {"replaced_config", w.replaced_config_key}, {"replaced_speedup", w.replaced_speedup}});
+    written_j.push_back({{"name", w.name},
+                         {"path", w.path},
+                         {"config", w.config_key},
+                         {"speedup", w.speedup},
+                         {"replaced_config", w.replaced_config_key},
+                         {"replaced_speedup", w.replaced_speedup}});
   }
-  return {{"campaign_id", campaign_id}, {"resumed", resumed}, {"environment_changed", environment_changed},
-          {"previous_campaign_id", previous_campaign_id.value_or(0)}, {"environment_diff", environment_diff},
-          {"presets", checks_j}, {"written", written_j}, {"notes", notes}, {"trials_run", trials_run},
-          {"trials_reused", trials_reused}, {"budget_spent", budget_spent}, {"failure", failure},
+  return {{"campaign_id", campaign_id},
+          {"resumed", resumed},
+          {"environment_changed", environment_changed},
+          {"previous_campaign_id", previous_campaign_id.value_or(0)},
+          {"environment_diff", environment_diff},
+          {"presets", checks_j},
+          {"written", written_j},
+          {"notes", notes},
+          {"trials_run", trials_run},
+          {"trials_reused", trials_reused},
+          {"budget_spent", budget_spent},
+          {"failure", failure},
           {"exit_code", exit_code()}};
 }
 
@@ -74,35 +92,42 @@ namespace {
 // One night's state, shared by the phases below.
 class Night {
  public:
-  Night(const NightlyOptions& o, const Manifest& m, Store& store, std::int64_t cid)
-      : opt_(o), c_(o.campaign), manifest_(m), store_(store), evaluator_(store, cid, m, c_) {
-    report_.campaign_id = cid;
-    evaluator_.set_warm_start([this](const std::string& purpose, const std::string& key) {
+  Night(const NightlyOptions& o, const Manifest& m, Store& store)
+      : opt_(o), c_(o.campaign), manifest_(m), store_(store) {}
+
+  NightlyReport& report() { return report_; }
+
+  // The driver's hooks (agent/campaign/campaign.hpp): tonight's campaign row, the warm
+  // start (only results of tonight's environment, once it is known) and, after the
+  // baseline, the environment check and the presets' re-verification.
+  CampaignHooks hooks() {
+    CampaignHooks h;
+    h.open = [this](Store&) { return open(); };
+    h.before_trial = [this](const std::string& purpose, const std::string& key) {
       if (warm_env_ == 0 || never_reused(purpose)) return;
       if (auto id = copy_identical_trial(store_, report_.campaign_id, warm_env_, key)) {
         spdlog::debug("warm start: {} reused as trial {}", key, *id);
       }
-    });
-    ctx_ = std::make_unique<SearchContext>(m, evaluator_, search_options(c_, evaluator_.probes_at_target()));
+    };
+    h.after_baseline = [this](CampaignRun& run) {
+      compare_environment();
+      reverify(run.search, current_presets(store_, c_.workload, c_.size, opt_.presets_dir,
+                                           manifest_, c_.memory.budgets));
+      warm_env_ = env_id_;  // exploration reuses results of tonight's environment only
+      return report_.failure.empty();
+    };
+    return h;
   }
 
-  NightlyReport& report() { return report_; }
-
-  // False (with report.failure set) when the night cannot go on.
-  bool measure_baseline() {
-    try {
-      ctx_->evaluate({}, c_.steps, "baseline");
-    } catch (const BudgetExhausted&) {
-      report_.budget_spent = true;
+  // The driver's outcome: why the night could not go on, if it could not.
+  void measured(const CampaignOutcome& out) {
+    report_.trials_run = out.trials_run;
+    if (out.budget_spent) report_.budget_spent = true;
+    if (!out.baseline_measured && out.budget_spent) {
       report_.failure = "the budget was spent before tonight's baseline was measured";
-      return false;
-    } catch (const GateFailure& e) {
-      store_.set_campaign_determinism(report_.campaign_id, evaluator_.deterministic().value_or(false),
-                                      std::string("baseline failed: ") + e.what());
-      report_.failure = std::string("baseline failed: ") + e.what();
-      return false;
+    } else if (!out.gate_failure.empty() && report_.failure.empty()) {
+      report_.failure = "baseline failed: " + out.gate_failure;
     }
-    return true;
   }
 
   void compare_environment() {
@@ -120,20 +145,24 @@ class Night {
       report_.previous_campaign_id = prev->campaign_id;
       if (env_id_ != 0 && prev->environment_id != env_id_) {
         row.environment_changed = true;
-        row.environment_diff = fingerprint_diff(prev->fingerprint, environment_json(store_, env_id_));
+        row.environment_diff =
+            fingerprint_diff(prev->fingerprint, environment_json(store_, env_id_));
         report_.environment_changed = true;
         report_.environment_diff = row.environment_diff;
-        spdlog::warn("environment CHANGED since campaign {} ({} -> {}): {}; tonight's baseline is new and results "
-                     "of the old environment are not reused",
-                     prev->campaign_id, prev->hash, row.fingerprint_hash, row.environment_diff.dump());
+        spdlog::warn(
+            "environment CHANGED since campaign {} ({} -> {}): {}; tonight's baseline is new and "
+            "results "
+            "of the old environment are not reused",
+            prev->campaign_id, prev->hash, row.fingerprint_hash, row.environment_diff.dump());
       }
     }
     set_nightly_environment(store_, row);
   }
 
-  void reverify(const std::vector<CurrentPreset>& presets) {
+  void reverify(SearchContext& search, const std::vector<CurrentPreset>& presets) {
     bool spent = false;
-    const std::string host_kind = env_id_ != 0 ? device_kind(environment_json(store_, env_id_)) : std::string();
+    const std::string host_kind =
+        env_id_ != 0 ? device_kind(environment_json(store_, env_id_)) : std::string();
     for (const auto& p : presets) {
       PresetCheck check;
       check.name = p.name;
@@ -143,7 +172,8 @@ class Night {
       if (p.device_kind && !host_kind.empty() && !same_device_kind(*p.device_kind, host_kind)) {
         check.verdict = "skipped";
         check.reason = skipped_reason(*p.device_kind, host_kind);
-        spdlog::warn("preset {} ({}): {}", p.name, p.path.empty() ? "database" : p.path, check.reason);
+        spdlog::warn("preset {} ({}): {}", p.name, p.path.empty() ? "database" : p.path,
+                     check.reason);
         report_.checks.push_back(check);
         continue;
       }
@@ -152,7 +182,7 @@ class Night {
         check.reason = "the budget was spent before it was re-verified";
       } else {
         try {
-          judge(p, check);
+          judge(search, p, check);
         } catch (const BudgetExhausted&) {
           spent = true;
           report_.budget_spent = true;
@@ -181,7 +211,8 @@ class Night {
         v.measured_speedup = check.measured_speedup;
         v.regression_limit = opt_.regression_limit;
         add_verification(store_, v);
-        if (check.verdict == "demoted" && p.preset_id) demote_preset(store_, *p.preset_id, check.reason);
+        if (check.verdict == "demoted" && p.preset_id)
+          demote_preset(store_, *p.preset_id, check.reason);
       }
       report_.checks.push_back(check);
       current_.emplace(p.name, p);
@@ -189,93 +220,43 @@ class Night {
     if (spent) report_.failure = "the budget was spent before every preset was re-verified";
   }
 
-  void explore() {
-    warm_env_ = env_id_;  // only results of tonight's environment are reused
-    ctx_->plan = c_.plan;
-    try {
-      for (const auto& name : c_.plan) ctx_->run_strategy(name);
-    } catch (const BudgetExhausted&) {
-      report_.budget_spent = true;
-      spdlog::info("budget spent after {} trainer runs: stopping exploration", evaluator_.trials_run());
-    }
-  }
-
-  // The frontier, then one preset decision per budget; returns the files to write.
+  // One preset decision per budget over the campaign's accepted evaluations (the driver
+  // stored the frontier); returns the files to write.
   std::map<std::string, std::string> decide_presets(const NightContext& night) {
-    std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
-    const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id), evals);  // as presets emit ranks
-    std::vector<FrontierPoint> pts;
-    std::vector<const EvaluationRow*> rows;
-    for (const auto& e : evals) {
-      if (e.steps != c_.steps || e.disposition != Disposition::accepted) continue;
-      pts.push_back({e.id, e.speedup, e.projected_peak_bytes, config_from_key(e.config_key).size()});
-      rows.push_back(&e);
-    }
-    std::vector<std::int64_t> frontier;
-    for (auto i : pareto_frontier(pts)) frontier.push_back(pts[i].id);
-    store_.set_frontier(report_.campaign_id, frontier);
-
+    const std::vector<EvaluationRow> evals = store_.evaluations(report_.campaign_id);
+    const TargetRanks rankings(store_, *store_.campaign(report_.campaign_id),
+                               evals);  // as presets emit ranks
+    const std::vector<FrontierPoint> pts = accepted_points(evals, c_.trial.steps);
+    std::map<std::int64_t, const EvaluationRow*> by_id;
+    for (const auto& e : evals) by_id[e.id] = &e;
     std::map<std::string, std::string> files;
-    for (const auto& b : c_.budgets) {
-      auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)), static_cast<double>(b.bytes));
-      const EvaluationRow* best = pick ? rows[*pick] : nullptr;
+    for (const auto& b : c_.memory.budgets) {
+      auto pick = pick_for_budget(rankings.ranked(pts, rankings.for_budget(b.name)),
+                                  static_cast<double>(b.bytes));
+      const EvaluationRow* best = pick ? by_id.at(pts[*pick].id) : nullptr;
       const PresetCheck* check = nullptr;
       for (const auto& c : report_.checks) {
         if (c.name == b.name) check = &c;
       }
-      const std::string path = (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
+      const std::string path =
+          (std::filesystem::path(opt_.presets_dir) / (b.name + ".env")).string();
       if (check && check->verdict != "kept") {
-        if (check->verdict == "skipped") {
-          report_.notes.push_back(fmt::format("{}: {}; {} left as it is", b.name, check->reason, path));
-        } else if (check->verdict == "demoted") {
-          record(b, night, *check, /*demoted=*/true);
-          report_.notes.push_back(fmt::format("{}: demoted; {} left as it is{}", b.name, path,
-              best ? fmt::format(" (tonight's best for this budget: `{}` {:.3f}x)", config_label(config_from_key(best->config_key)), best->speedup)
-                   : std::string()));
+        keep_unverified(b, night, *check, best, path);
+        continue;
+      }
+      const bool beats =
+          best && (!check || (best->config_key != check->config_key &&
+                              best->speedup > check->measured_speedup * (1.0 + kNoiseThreshold)));
+      if (!beats || !report_.failure.empty()) {
+        if (check) {
+          record(b, night, *check, /*demoted=*/false);
         } else {
-          report_.notes.push_back(fmt::format("{}: not re-verified tonight; left as it is", b.name));
+          report_.notes.push_back(fmt::format("{}: nothing accepted fits {}", b.name,
+                                              format_gib(static_cast<double>(b.bytes))));
         }
         continue;
       }
-      const bool beats = best && (!check || (best->config_key != check->config_key &&
-                                              best->speedup > check->measured_speedup * (1.0 + kNoiseThreshold)));
-      if (!beats || !report_.failure.empty()) {
-        if (check) record(b, night, *check, /*demoted=*/false);
-        else report_.notes.push_back(fmt::format("{}: nothing accepted fits {}", b.name, format_gib(static_cast<double>(b.bytes))));
-        continue;
-      }
-      PresetWrite w;
-      w.name = b.name;
-      w.path = path;
-      w.config_key = best->config_key;
-      w.speedup = best->speedup;
-      if (check) {
-        w.replaced_config_key = check->config_key.empty() ? "(defaults)" : check->config_key;
-        w.replaced_speedup = check->measured_speedup;
-        spdlog::info("preset {}: `{}` {:.3f}x beats the current `{}` {:.3f}x beyond the noise threshold: replacing {}",
-                     b.name, best->config_key, best->speedup, check->config_key, check->measured_speedup, path);
-      } else {
-        spdlog::info("preset {}: new, `{}` {:.3f}x", b.name, best->config_key, best->speedup);
-      }
-      std::string content = render_nightly_preset(night, b.name, static_cast<double>(b.bytes), *best);
-      PresetParse parse = parse_preset(content, manifest_);
-      if (!parse.ok()) throw std::logic_error("rendered preset does not re-parse: " + parse.errors.front());
-      files[path] = content;
-      PresetRow row;
-      row.campaign_id = report_.campaign_id;
-      row.name = b.name;
-      row.path = path;
-      row.config_key = best->config_key;
-      row.fingerprint_hash = night.fingerprint_hash;
-      row.content = content;
-      row.budget_bytes = static_cast<double>(b.bytes);
-      row.speedup = best->speedup;
-      row.speedup_spread = best->speedup_spread;
-      row.projected_peak_bytes = best->projected_peak_bytes;
-      row.evaluation_id = best->id;
-      row.trial_ids = best->trial_ids;
-      pending_rows_.push_back(row);
-      report_.written.push_back(w);
+      files[path] = replace_preset(b, night, *best, check, path);
     }
     return files;
   }
@@ -283,10 +264,9 @@ class Night {
   void add_pending_rows() {
     for (const auto& r : pending_rows_) store_.add_preset(r);
   }
-  int trials_run() const { return evaluator_.trials_run(); }
 
  private:
-  void judge(const CurrentPreset& p, PresetCheck& check) {
+  void judge(SearchContext& search, const CurrentPreset& p, PresetCheck& check) {
     if (!p.invalid.empty()) {
       check.verdict = "demoted";
       check.reason = "no longer valid against tonight's trainer manifest: " + p.invalid;
@@ -298,7 +278,7 @@ class Night {
       check.reason = "all defaults (the baseline)";
       return;
     }
-    const Evaluation& e = ctx_->evaluate(p.config, c_.steps, "reverify");
+    const Evaluation& e = search.evaluate(p.config, c_.trial.steps, "reverify");
     check.evaluation_id = e.id;
     check.measured_speedup = e.speedup;
     check.projected_peak_bytes = e.projected_peak_bytes;
@@ -308,21 +288,83 @@ class Night {
       check.reason = fmt::format("fails tonight: {}: {}", to_string(e.disposition), e.reason);
     } else if (p.budget_bytes > 0 && e.projected_peak_bytes > p.budget_bytes) {
       check.verdict = "demoted";
-      check.reason = fmt::format("projected peak {} no longer fits its budget {}", format_gib(e.projected_peak_bytes),
-                                 format_gib(p.budget_bytes));
+      check.reason = fmt::format("projected peak {} no longer fits its budget {}",
+                                 format_gib(e.projected_peak_bytes), format_gib(p.budget_bytes));
     } else if (p.recorded_speedup > 0 && e.speedup < floor) {
       check.verdict = "demoted";
-      check.reason = fmt::format("speedup {:.3f}x is below the regression limit {:.2f} x the recorded {:.3f}x ({:.3f}x)",
-                                 e.speedup, opt_.regression_limit, p.recorded_speedup, floor);
+      check.reason = fmt::format(
+          "speedup {:.3f}x is below the regression limit {:.2f} x the recorded {:.3f}x ({:.3f}x)",
+          e.speedup, opt_.regression_limit, p.recorded_speedup, floor);
     } else {
       check.verdict = "kept";
-      check.reason = fmt::format("passes the {} gate, {:.3f}x (recorded {:.3f}x, limit {:.3f}x)", e.gate_class,
-                                 e.speedup, p.recorded_speedup, floor);
+      check.reason = fmt::format("passes the {} gate, {:.3f}x (recorded {:.3f}x, limit {:.3f}x)",
+                                 e.gate_class, e.speedup, p.recorded_speedup, floor);
     }
   }
 
+  // A budget whose current preset was not kept tonight (skipped, demoted or unverified):
+  // its file stays as it is.
+  void keep_unverified(const NamedBudget& b, const NightContext& night, const PresetCheck& check,
+                       const EvaluationRow* best, const std::string& path) {
+    if (check.verdict == "skipped") {
+      report_.notes.push_back(fmt::format("{}: {}; {} left as it is", b.name, check.reason, path));
+    } else if (check.verdict == "demoted") {
+      record(b, night, check, /*demoted=*/true);
+      report_.notes.push_back(fmt::format(
+          "{}: demoted; {} left as it is{}", b.name, path,
+          best ? fmt::format(" (tonight's best for this budget: `{}` {:.3f}x)",
+                             config_label(config_from_key(best->config_key)), best->speedup)
+               : std::string()));
+    } else {
+      report_.notes.push_back(fmt::format("{}: not re-verified tonight; left as it is", b.name));
+    }
+  }
+
+  // Tonight's best replaces (or is) the budget's preset: its file's content; its row is
+  // added once the files are written.
+  std::string replace_preset(const NamedBudget& b, const NightContext& night,
+                             const EvaluationRow& best, const PresetCheck* check,
+                             const std::string& path) {
+    PresetWrite w;
+    w.name = b.name;
+    w.path = path;
+    w.config_key = best.config_key;
+    w.speedup = best.speedup;
+    if (check) {
+      w.replaced_config_key = check->config_key.empty() ? "(defaults)" : check->config_key;
+      w.replaced_speedup = check->measured_speedup;
+      spdlog::info(
+          "preset {}: `{}` {:.3f}x beats the current `{}` {:.3f}x beyond the noise threshold: "
+          "replacing {}",
+          b.name, best.config_key, best.speedup, check->config_key, check->measured_speedup, path);
+    } else {
+      spdlog::info("preset {}: new, `{}` {:.3f}x", b.name, best.config_key, best.speedup);
+    }
+    std::string content = render_nightly_preset(night, b.name, static_cast<double>(b.bytes), best);
+    PresetParse parse = parse_preset(content, manifest_);
+    if (!parse.ok())
+      throw std::logic_error("rendered preset does not re-parse: " + parse.errors.front());
+    PresetRow row;
+    row.campaign_id = report_.campaign_id;
+    row.name = b.name;
+    row.path = path;
+    row.config_key = best.config_key;
+    row.fingerprint_hash = night.fingerprint_hash;
+    row.content = content;
+    row.budget_bytes = static_cast<double>(b.bytes);
+    row.speedup = best.speedup;
+    row.speedup_spread = best.speedup_spread;
+    row.projected_peak_bytes = best.projected_peak_bytes;
+    row.evaluation_id = best.id;
+    row.trial_ids = best.trial_ids;
+    pending_rows_.push_back(row);
+    report_.written.push_back(w);
+    return content;
+  }
+
   // Tonight's row for a preset that stays in place: the trend gets one point per night.
-  void record(const NamedBudget& b, const NightContext& night, const PresetCheck& check, bool demoted) {
+  void record(const NamedBudget& b, const NightContext& night, const PresetCheck& check,
+              bool demoted) {
     auto it = current_.find(b.name);
     if (it == current_.end()) return;
     PresetRow row;
@@ -332,7 +374,8 @@ class Night {
     row.config_key = check.config_key;
     row.fingerprint_hash = night.fingerprint_hash;
     row.content = it->second.content;
-    row.budget_bytes = it->second.budget_bytes > 0 ? it->second.budget_bytes : static_cast<double>(b.bytes);
+    row.budget_bytes =
+        it->second.budget_bytes > 0 ? it->second.budget_bytes : static_cast<double>(b.bytes);
     row.speedup = check.measured_speedup;
     row.projected_peak_bytes = check.projected_peak_bytes;
     row.evaluation_id = check.evaluation_id;
@@ -346,74 +389,58 @@ class Night {
     if (demoted) demote_preset(store_, id, check.reason);
   }
 
+  // Tonight's campaign row: a killed night is resumed by a rerun within kResumeWithinHours.
+  std::int64_t open() {
+    CampaignRow row;
+    row.workload = c_.workload;
+    row.size = c_.size;
+    row.trainer = c_.trainer;
+    row.manifest = manifest_.raw;
+    row.options = c_.to_json();
+    row.options["nightly"] = {{"presets_dir", opt_.presets_dir},
+                              {"regression_limit", opt_.regression_limit}};
+    row.note = "nightly";
+    std::int64_t cid = 0;
+    if (auto prev = resumable_campaign(store_, row)) {
+      cid = *prev;
+      report_.resumed = true;
+      spdlog::info("resuming tonight's interrupted nightly campaign {}", cid);
+    } else {
+      cid = store_.create_campaign(row);
+      spdlog::info("nightly campaign {} started in {}", cid, c_.db_path);
+    }
+    report_.campaign_id = cid;
+    begin_nightly_run(store_, cid, c_.budget.minutes);
+    return cid;
+  }
+
   const NightlyOptions& opt_;
-  CampaignOptions c_;
+  const CampaignOptions& c_;
   const Manifest& manifest_;
   Store& store_;
-  CampaignEvaluator evaluator_;
-  std::unique_ptr<SearchContext> ctx_;
   NightlyReport report_;
   std::int64_t env_id_ = 0, warm_env_ = 0;
   std::map<std::string, CurrentPreset> current_;
   std::vector<PresetRow> pending_rows_;
 };
 
-CampaignOptions prepared(const NightlyOptions& in) {
-  CampaignOptions c = in.campaign;
-  if (c.screen_steps == 0) c.screen_steps = std::max(std::min(3, c.steps), c.steps / 2);
-  if (c.plan.empty()) c.plan = default_plan();
-  return c;
-}
-
 }  // namespace
 
 NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifest) {
   NightlyOptions opt = in;
-  opt.campaign = prepared(in);
+  opt.campaign = with_defaults(in.campaign);
   opt.validate();
-  CampaignOptions& c = opt.campaign;
   // Only the switches that apply to the campaign's workload are searched (protocol §1).
-  const Manifest manifest = full_manifest.for_workload(c.workload);
-  if (std::string bad = unknown_target_message(manifest, c.workload, c.size); !bad.empty()) {
-    throw UsageError(bad);
-  }
+  const Manifest manifest = full_manifest.for_workload(opt.campaign.workload);
+  opt.campaign = prepare_campaign(opt.campaign, manifest);
+  const CampaignOptions& c = opt.campaign;
   namespace fs = std::filesystem;
-  fs::path db(c.db_path);
-  if (db.has_parent_path()) fs::create_directories(db.parent_path());
-  if (c.runs_dir.empty()) c.runs_dir = ((db.has_parent_path() ? db.parent_path() : fs::path(".")) / "runs").string();
   Store store(c.db_path);
 
-  CampaignRow row;
-  row.workload = c.workload;
-  row.size = c.size;
-  row.trainer = c.trainer;
-  row.manifest = manifest.raw;
-  row.options = c.to_json();
-  row.options["nightly"] = {{"presets_dir", opt.presets_dir}, {"regression_limit", opt.regression_limit}};
-  row.note = "nightly";
-  bool resumed = false;
-  std::int64_t cid = 0;
-  if (auto prev = resumable_campaign(store, row)) {
-    cid = *prev;
-    resumed = true;
-    spdlog::info("resuming tonight's interrupted nightly campaign {}", cid);
-  } else {
-    cid = store.create_campaign(row);
-    spdlog::info("nightly campaign {} started in {}", cid, c.db_path);
-  }
-  begin_nightly_run(store, cid, c.budget_minutes);
-  for (auto id : store.mark_stale_and_requeue(cid, kStaleAfterS)) {
-    spdlog::warn("trial {} was RUNNING under a dead controller: marked stale and re-queued", id);
-  }
-
-  Night night(opt, manifest, store, cid);
+  Night night(opt, manifest, store);
   NightlyReport& report = night.report();
-  report.resumed = resumed;
-  if (night.measure_baseline()) {
-    night.compare_environment();
-    night.reverify(current_presets(store, c.workload, c.size, opt.presets_dir, manifest, c.budgets));
-    if (report.failure.empty()) night.explore();
-  }
+  night.measured(drive_campaign(store, c, manifest, night.hooks()));
+  const std::int64_t cid = report.campaign_id;
 
   NightContext ctx;
   ctx.campaign = *store.campaign(cid);
@@ -424,13 +451,13 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   }
   std::map<std::string, std::string> files;
   if (report.failure.empty() || !report.checks.empty()) files = night.decide_presets(ctx);
-  report.trials_run = night.trials_run();
   report.trials_reused = reused_trials(store, cid);
   bool foreign = false;  // the directory holds another device's presets: its README is theirs
   for (const auto& ch : report.checks) foreign = foreign || ch.verdict == "skipped";
   const std::string readme = (fs::path(opt.presets_dir) / "README.md").string();
   if (foreign) {
-    report.notes.push_back(readme + " left as it is: it describes presets measured on another device kind");
+    report.notes.push_back(readme +
+                           " left as it is: it describes presets measured on another device kind");
   } else {
     files[readme] = render_nightly_readme(ctx, report);
   }
@@ -440,8 +467,8 @@ NightlyReport run_nightly(const NightlyOptions& in, const Manifest& full_manifes
   store.finish_campaign(cid);
   finish_nightly_run(store, cid, report.exit_code(), report.to_json());
   spdlog::info("nightly campaign {} finished{}: {} trainer runs, {} reused, exit {}", cid,
-               report.budget_spent ? " (budget spent)" : "", report.trials_run, report.trials_reused,
-               report.exit_code());
+               report.budget_spent ? " (budget spent)" : "", report.trials_run,
+               report.trials_reused, report.exit_code());
   return report;
 }
 

@@ -26,8 +26,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/manifest/manifest.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent::nightly {
 

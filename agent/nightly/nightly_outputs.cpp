@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "agent/common/units.hpp"
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "speedgate_build_info.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/nightly/nightly.hpp"
 #include "agent/store/store.hpp"
 

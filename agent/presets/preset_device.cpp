@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/runner/executor.hpp"
 #include "agent/store/store.hpp"
 

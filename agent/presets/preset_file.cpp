@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 namespace sg::agent {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/manifest/config.hpp"
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/config.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "common/preset/preset_syntax.hpp"
 
 namespace sg::agent {

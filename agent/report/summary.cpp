@@ -8,7 +8,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/speed_stats.hpp"
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent {

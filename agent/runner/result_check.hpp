@@ -5,8 +5,8 @@
 #pragma once
 #include <string>
 
-#include "agent/runner/kernel_trial_result.hpp"
-#include "agent/runner/result.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
+#include "agent/protocol/result.hpp"
 #include "agent/runner/trial.hpp"
 
 namespace sg::agent {

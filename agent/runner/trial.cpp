@@ -10,7 +10,7 @@
 #include "agent/common/files.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/json_limits.hpp"
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 #include "agent/runner/result_check.hpp"
 
 namespace sg::agent {

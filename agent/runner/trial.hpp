@@ -12,7 +12,7 @@
 
 #include "agent/common/disposition.hpp"
 #include "agent/runner/process.hpp"
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 namespace sg::agent {
 

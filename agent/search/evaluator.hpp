@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "agent/common/disposition.hpp"
-#include "agent/manifest/config.hpp"
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/common/errors.hpp"  // BudgetExhausted
+#include "agent/protocol/config.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 
 namespace sg::agent {
 
@@ -56,12 +57,6 @@ struct Evaluation {
   bool memory_probed() const { return !std::isnan(projected_peak_bytes); }
   // False for an evaluation made with Measure::target_probe.
   bool paired() const { return !std::isnan(speedup); }
-};
-
-// Thrown by an evaluator when the trial or time budget is spent.
-class BudgetExhausted : public std::runtime_error {
- public:
-  BudgetExhausted() : std::runtime_error("budget exhausted") {}
 };
 
 class Evaluator {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "agent/common/units.hpp"
-#include "agent/presets/target_rank.hpp"
+#include "agent/ranking/target_rank.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent {

@@ -17,7 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {

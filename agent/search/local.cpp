@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 #include "agent/search/strategy.hpp"
 
 namespace sg::agent {

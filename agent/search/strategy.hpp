@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/search/evaluator.hpp"
 
 namespace sg::agent {

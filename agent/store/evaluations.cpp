@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/store/row_mapper.hpp"
 #include "agent/store/store.hpp"
 

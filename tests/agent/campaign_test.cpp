@@ -1,7 +1,7 @@
 // End-to-end campaigns against the fake trainer (tests/agent/data/fake_trainer.py):
 // the gate accepts and rejects the right switches, the minifier finds the pair,
 // presets are emitted per budget, and a campaign killed mid-trial resumes.
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,7 +22,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/gate/gate.hpp"
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/report/summary.hpp"
@@ -42,14 +42,14 @@ CampaignOptions fake_options(const std::string& dir) {
   o.workload = "wam";
   o.size = "tiny";
   o.db_path = dir + "/sg.db";
-  o.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
-  o.target_micro_batch = 32;
-  o.steps = 3;
-  o.screen_steps = 3;  // one step budget: halving is covered by the replay tests
-  o.seeds = {0, 1000};
-  o.repeats = 2;  // the fewest pairs an interval can stand on; the fake's times are exact
-  o.max_repeats = 2;
-  o.noise_pairs = 0;
+  o.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
+  o.memory.target_micro_batch = 32;
+  o.trial.steps = 3;
+  o.trial.screen_steps = 3;  // one step budget: halving is covered by the replay tests
+  o.trial.seeds = {0, 1000};
+  o.speed.repeats = 2;  // the fewest pairs an interval can stand on; the fake's times are exact
+  o.speed.max_repeats = 2;
+  o.speed.noise_pairs = 0;
   return o;
 }
 
@@ -262,7 +262,7 @@ TEST(Campaign, RerunOfAnUnfinishedCampaignRerunsNothingFinished) {
   std::string dir = test::make_temp_dir("rerun");
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"screen"};
+  o.search.plan = {"screen"};
   Manifest m = describe_trainer(o.trainer);
   auto cid = run_campaign(o, m);
   std::size_t trials = 0;
@@ -283,7 +283,7 @@ TEST(Campaign, NonDeterministicEnvironmentGatesEverythingByTolerance) {
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   test::ScopedEnv nd("FAKE_NONDETERMINISTIC", "1");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"screen"};
+  o.search.plan = {"screen"};
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   EXPECT_EQ(s.campaign(cid)->deterministic, false);
@@ -305,7 +305,7 @@ TEST(Campaign, TrialBudgetIsRespected) {
   spdlog::set_level(spdlog::level::warn);
   std::string dir = test::make_temp_dir("budget");
   CampaignOptions o = fake_options(dir);
-  o.budget_trials = 9;
+  o.budget.trials = 9;
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   EXPECT_EQ(s.trials(cid).size(), 9u);
@@ -322,7 +322,7 @@ TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
   std::string dir = test::make_temp_dir("slices");
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   CampaignOptions whole = fake_options(dir + "/whole");
-  whole.plan = {"screen"};
+  whole.search.plan = {"screen"};
   const Manifest m = describe_trainer(whole.trainer);
   const auto whole_id = run_campaign(whole, m);
   std::size_t whole_trials = 0;
@@ -335,8 +335,8 @@ TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
   ASSERT_GT(whole_trials, 6u);
 
   CampaignOptions slice = fake_options(dir + "/sliced");
-  slice.plan = {"screen"};
-  slice.budget_trials = 4;
+  slice.search.plan = {"screen"};
+  slice.budget.trials = 4;
   const auto cid = run_campaign(slice, m);
   {
     Store s(slice.db_path);
@@ -370,8 +370,8 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   test::ScopedEnv small("FAKE_MANIFEST", "small");
   test::ScopedEnv device("FAKE_DEVICE_GIB", "60");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"screen"};
-  o.probe_at_target = true;
+  o.search.plan = {"screen"};
+  o.memory.probe_at_target = true;
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   std::map<std::string, std::vector<int>> probes;  // config -> probed micro-batches
@@ -405,8 +405,8 @@ std::pair<std::int64_t, std::string> stack_then_prune(const std::string& dir, bo
   spdlog::set_level(spdlog::level::warn);
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"stack", "prune"};
-  o.probe_at_target = probe_at_target;
+  o.search.plan = {"stack", "prune"};
+  o.memory.probe_at_target = probe_at_target;
   return {run_campaign(o, describe_trainer(o.trainer)), o.db_path};
 }
 
@@ -462,8 +462,8 @@ EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> p
   std::vector<std::unique_ptr<test::ScopedEnv>> scoped;
   for (const auto& [k, v] : env) scoped.push_back(std::make_unique<test::ScopedEnv>(k, v));
   CampaignOptions o = fake_options(dir);
-  o.plan = std::move(plan);
-  o.probe_at_target = probe;
+  o.search.plan = std::move(plan);
+  o.memory.probe_at_target = probe;
   const auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   const auto r = emit_presets(s, cid, dir + "/presets");
@@ -585,7 +585,7 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
   test::ScopedEnv kernels("FAKE_KERNELS", "1");
   test::ScopedEnv drift("FAKE_KERNEL_DRIFT", "threads=128");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"kernels", "stack"};
+  o.search.plan = {"kernels", "stack"};
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   std::map<std::string, double> timed;
@@ -625,7 +625,7 @@ TEST(Campaign, KernelTrialMismatchIsNeverTriedInTraining) {
   test::ScopedEnv kernels("FAKE_KERNELS", "1");
   test::ScopedEnv mismatch("FAKE_KERNEL_MISMATCH", "threads=128");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"kernels"};
+  o.search.plan = {"kernels"};
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   std::map<std::string, bool> matches;
@@ -688,8 +688,8 @@ TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
   spdlog::set_level(spdlog::level::warn);
   std::string dir = test::make_temp_dir("gate_pair");
   CampaignOptions o = fake_options(dir);
-  o.plan = {"stack"};
-  o.repeats = 2;
+  o.search.plan = {"stack"};
+  o.speed.repeats = 2;
   auto cid = run_campaign(o, describe_trainer(o.trainer));
   Store s(o.db_path);
   std::map<std::int64_t, TrialRow> trials;

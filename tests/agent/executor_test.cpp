@@ -19,7 +19,7 @@
 #include "agent/common/errors.hpp"
 #include "agent/runner/local_executor.hpp"
 #include "agent/runner/slurm_executor.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"
@@ -275,15 +275,15 @@ CampaignOptions parallel_options(const std::string& dir, int parallel) {
   o.workload = "wam";
   o.size = "tiny";
   o.db_path = dir + "/sg.db";
-  o.budgets = {{"fast", std::int64_t{141} << 30}};
-  o.target_micro_batch = 32;
-  o.steps = 2;
-  o.screen_steps = 2;
-  o.seeds = {0, 1000, 2000};
-  o.repeats = 2;
-  o.max_repeats = 2;
-  o.noise_pairs = 0;
-  o.plan = {"screen"};
+  o.memory.budgets = {{"fast", std::int64_t{141} << 30}};
+  o.memory.target_micro_batch = 32;
+  o.trial.steps = 2;
+  o.trial.screen_steps = 2;
+  o.trial.seeds = {0, 1000, 2000};
+  o.speed.repeats = 2;
+  o.speed.max_repeats = 2;
+  o.speed.noise_pairs = 0;
+  o.search.plan = {"screen"};
   o.executor.gpus = 0;
   o.executor.parallel_trials = parallel;
   return o;
@@ -357,7 +357,7 @@ TEST(ParallelDispatch, SameVerdictsAsOneTrialAtATime) {
   for (int parallel : {1, 3}) {
     std::string dir = test::make_temp_dir("verdicts");
     CampaignOptions o = parallel_options(dir, parallel);
-    o.plan = {"screen", "greedy"};
+    o.search.plan = {"screen", "greedy"};
     std::int64_t cid = run_campaign(o, describe_trainer(o.trainer));
     Store s(o.db_path, /*read_only=*/true);
     for (const auto& e : s.evaluations(cid)) {

@@ -1,6 +1,6 @@
 // Kernel-variant families: constraint evaluation, candidate enumeration, configs,
 // presets and the local strategy's variant search (simulation mode).
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The kernel-trial result file (protocol §5) is parsed strictly: every flaw is an invalid
 // result naming the field, never a guess; an ok file also decodes as a TrialResult header.
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
-#include "agent/manifest/config.hpp"
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/config.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 namespace {

@@ -50,15 +50,15 @@ class NightlyTest : public ::testing::Test {
     c.workload = "wam";
     c.size = "tiny";
     c.db_path = dir_ + "/sg.db";
-    c.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
-    c.target_micro_batch = 32;
-    c.steps = 4;
-    c.screen_steps = 2;
-    c.repeats = 2;
-    c.max_repeats = 2;
-    c.noise_pairs = 0;
-    c.plan = {"screen", "halving", "greedy"};
-    c.budget_minutes = 60;  // never reached here: the plan ends first
+    c.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
+    c.memory.target_micro_batch = 32;
+    c.trial.steps = 4;
+    c.trial.screen_steps = 2;
+    c.speed.repeats = 2;
+    c.speed.max_repeats = 2;
+    c.speed.noise_pairs = 0;
+    c.search.plan = {"screen", "halving", "greedy"};
+    c.budget.minutes = 60;  // never reached here: the plan ends first
     o.presets_dir = dir_ + "/presets";
     return o;
   }
@@ -182,8 +182,8 @@ TEST_F(NightlyTest, FingerprintChangeStartsNewBaseline) {
 
 TEST_F(NightlyTest, BudgetRespectedWithinOneTrial) {
   NightlyOptions o = options();
-  o.campaign.budget_minutes = 0;
-  o.campaign.budget_trials = 7;  // the baseline takes 5 runs (preflight x2, band x2, memory probe)
+  o.campaign.budget.minutes = 0;
+  o.campaign.budget.trials = 7;  // the baseline takes 5 runs (preflight x2, band x2, memory probe)
   NightlyReport r = night(o);
   EXPECT_TRUE(r.budget_spent);
   EXPECT_EQ(r.trials_run, 7);

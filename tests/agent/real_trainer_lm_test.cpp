@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"

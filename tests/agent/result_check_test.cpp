@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 #include "agent/runner/trial.hpp"
 #include "agent/store/store.hpp"
 #include "test_util.hpp"

@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/files.hpp"
-#include "agent/search/campaign.hpp"
+#include "agent/campaign/campaign.hpp"
 #include "agent/search/finals.hpp"
 #include "agent/search/memory_points.hpp"
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/search/replay.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
@@ -504,9 +504,9 @@ TEST_F(MemoryCliffTest, FollowsADialThatGrowsMemoryAndNeedsAnotherSwitch) {
 // command line, so a resumed campaign searches in the same order.
 TEST(SearchOptionsOfACampaign, CarryTheBudgetsLargestFirst) {
   CampaignOptions c;
-  c.budgets = {{"fast_80gb", 80}, {"fast", 141}, {"small", 24}};
-  c.steps = 6;
-  c.prune_rounds = 1;
+  c.memory.budgets = {{"fast_80gb", 80}, {"fast", 141}, {"small", 24}};
+  c.trial.steps = 6;
+  c.search.prune_rounds = 1;
   const SearchOptions so = search_options(c, true);
   EXPECT_EQ(so.budget_bytes, (std::vector<double>{141, 80, 24}));
   EXPECT_EQ(so.full_steps, 6);

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 #include "tests/agent/test_util.hpp"
 
 namespace sg::bench {

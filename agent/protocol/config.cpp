@@ -1,8 +1,8 @@
-#include "agent/manifest/config.hpp"
+#include "agent/protocol/config.hpp"
 
 #include <sstream>
 
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 namespace sg::agent {
 
@@ -40,7 +40,8 @@ std::string config_label(const Config& c) { return c.empty() ? "baseline" : conf
 std::string validate_config(const Config& c, const Manifest& m) {
   for (const auto& [name, value] : c) {
     if (const KernelFamily* f = find_kernel_family(m, name)) {
-      if (!f->available) return "kernel family " + f->name + " is unavailable: " + f->unavailable_reason;
+      if (!f->available)
+        return "kernel family " + f->name + " is unavailable: " + f->unavailable_reason;
       if (std::string e = validate_kernel_value(*f, value); !e.empty()) return e;
       if (const SwitchSpec* on = f->switch_name.empty() ? nullptr : m.find_switch(f->switch_name)) {
         auto it = c.find(on->name);
@@ -52,7 +53,8 @@ std::string validate_config(const Config& c, const Manifest& m) {
     }
     const SwitchSpec* s = m.find_switch(name);
     if (!s) return "unknown switch " + name;
-    if (!s->in_domain(value)) return "switch " + name + ": value '" + value + "' is outside its domain";
+    if (!s->in_domain(value))
+      return "switch " + name + ": value '" + value + "' is outside its domain";
     if (value == s->default_value) continue;
     if (!s->available) return "switch " + name + " is unavailable: " + s->unavailable_reason;
     for (const auto& r : s->requires_) {
@@ -61,7 +63,8 @@ std::string validate_config(const Config& c, const Manifest& m) {
       auto it = c.find(rn);
       const SwitchSpec* rs = m.find_switch(rn);
       std::string have = it != c.end() ? it->second : (rs ? rs->default_value : "");
-      if (have != rv) return "switch " + name + " requires " + r + " (have " + rn + "=" + have + ")";
+      if (have != rv)
+        return "switch " + name + " requires " + r + " (have " + rn + "=" + have + ")";
     }
   }
   return "";
@@ -105,8 +108,10 @@ bool close_requires(Config& c, const Manifest& m) {
 std::vector<std::pair<std::string, std::string>> config_env(const Config& c, const Manifest& m) {
   std::vector<std::pair<std::string, std::string>> env;
   for (const auto& [name, value] : c) {
-    if (const SwitchSpec* s = m.find_switch(name)) env.emplace_back(s->env, value);
-    else if (const KernelFamily* f = find_kernel_family(m, name)) env.emplace_back(f->env, value);
+    if (const SwitchSpec* s = m.find_switch(name))
+      env.emplace_back(s->env, value);
+    else if (const KernelFamily* f = find_kernel_family(m, name))
+      env.emplace_back(f->env, value);
   }
   return env;
 }

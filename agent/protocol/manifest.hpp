@@ -13,9 +13,9 @@
 namespace sg::agent {
 
 struct SwitchSpec {
-  std::string name;  // e.g. TEXT_CACHE
-  std::string env;   // e.g. SG_TEXT_CACHE
-  std::string type;  // bool | int | enum
+  std::string name;                 // e.g. TEXT_CACHE
+  std::string env;                  // e.g. SG_TEXT_CACHE
+  std::string type;                 // bool | int | enum
   std::vector<std::string> values;  // candidates worth searching (bool: 0/1; enum: whole domain)
   std::int64_t min = 0, max = 0;    // int only, inclusive
   std::string default_value;

@@ -1,5 +1,5 @@
 // Preset ranking at the target micro-batch (see target_rank.hpp).
-#include "agent/presets/target_rank.hpp"
+#include "agent/ranking/target_rank.hpp"
 
 #include "agent/gate/speed_stats.hpp"
 
@@ -9,14 +9,15 @@
 
 #include <fmt/format.h>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 namespace {
 
 // The samples/s of the evaluation's memory probe at the target micro-batch, 0 if none ran
 // there (no probe, a fallback to a smaller batch, or a failed run).
-double target_samples_per_s(const EvaluationRow& e, const std::map<std::int64_t, const TrialRow*>& trials, int target) {
+double target_samples_per_s(const EvaluationRow& e,
+                            const std::map<std::int64_t, const TrialRow*>& trials, int target) {
   for (std::int64_t id : e.trial_ids) {
     auto it = trials.find(id);
     if (it == trials.end()) continue;
@@ -44,15 +45,16 @@ std::string TargetRank::describe() const {
       return fmt::format("{} against the baseline at micro-batch {} (paired finals, {} rounds)",
                          speed_text(speedup, lo, hi, rounds), target_micro_batch, rounds);
     case Basis::probe:
-      return fmt::format("{:.3f}x the baseline's samples/s at micro-batch {} (memory probes)", speedup,
-                         target_micro_batch);
+      return fmt::format("{:.3f}x the baseline's samples/s at micro-batch {} (memory probes)",
+                         speedup, target_micro_batch);
     case Basis::campaign:
       break;
   }
   return fmt::format("{:.3f}x (the campaign's speedup)", speedup);
 }
 
-TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vector<EvaluationRow>& evals)
+TargetRanks::TargetRanks(Store& store, const CampaignRow& camp,
+                         const std::vector<EvaluationRow>& evals)
     : target_(resolved_target(camp)) {
   const int full_steps = camp.options.value("steps", 0);
   for (const auto& e : evals) {
@@ -70,7 +72,8 @@ TargetRanks::TargetRanks(Store& store, const CampaignRow& camp, const std::vecto
   for (const auto& t : rows) trials[t.id] = &t;
   double baseline = 0;
   for (const auto& e : evals) {
-    if (e.config_key.empty()) baseline = std::max(baseline, target_samples_per_s(e, trials, target_));
+    if (e.config_key.empty())
+      baseline = std::max(baseline, target_samples_per_s(e, trials, target_));
   }
   if (baseline <= 0) return;  // the baseline did not fit at the target: nothing to compare with
   for (const auto& e : evals) {
@@ -92,16 +95,18 @@ std::map<std::int64_t, TargetRank> TargetRanks::for_budget(const std::string& bu
   bool finals = false;
   for (const auto& f : finals_) {
     if (f.budget_name != budget || f.disposition != Disposition::accepted) continue;
-    out[f.evaluation_id] = {f.speedup, f.speedup_spread, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds,
-                            f.speedup_lo, f.speedup_hi};
-    if (!finals && baseline_id_) out[baseline_id_] = {1.0, 0.0, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
+    out[f.evaluation_id] = {
+        f.speedup,    f.speedup_spread, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds,
+        f.speedup_lo, f.speedup_hi};
+    if (!finals && baseline_id_)
+      out[baseline_id_] = {1.0, 0.0, TargetRank::Basis::finals, 1, f.micro_batch, f.rounds};
     finals = true;
   }
   return out;
 }
 
-std::vector<FrontierPoint> TargetRanks::ranked(std::vector<FrontierPoint> points,
-                                               const std::map<std::int64_t, TargetRank>& ranks) const {
+std::vector<FrontierPoint> TargetRanks::ranked(
+    std::vector<FrontierPoint> points, const std::map<std::int64_t, TargetRank>& ranks) const {
   for (auto& p : points) {
     if (excluded_.count(p.id)) p.projected_peak = std::numeric_limits<double>::infinity();
     auto it = ranks.find(p.id);

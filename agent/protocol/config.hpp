@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/manifest/unknown_target.hpp"
+#include "agent/protocol/unknown_target.hpp"
 
 #include <fmt/format.h>
 

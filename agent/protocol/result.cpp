@@ -1,4 +1,4 @@
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 #include <sys/stat.h>
 
@@ -245,7 +245,8 @@ TrialResult parse(const json& j) {
 }  // namespace
 
 double TrialResult::peak_allocated_max() const {
-  return peak_allocated.empty() ? 0 : *std::max_element(peak_allocated.begin(), peak_allocated.end());
+  return peak_allocated.empty() ? 0
+                                : *std::max_element(peak_allocated.begin(), peak_allocated.end());
 }
 double TrialResult::peak_reserved_max() const {
   return peak_reserved.empty() ? 0 : *std::max_element(peak_reserved.begin(), peak_reserved.end());

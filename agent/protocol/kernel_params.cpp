@@ -1,4 +1,4 @@
-#include "agent/manifest/kernel_params.hpp"
+#include "agent/protocol/kernel_params.hpp"
 
 #include <cctype>
 #include <map>
@@ -18,9 +18,12 @@ class Expr {
     long long v = product();
     while (ok_) {
       skip();
-      if (peek('+')) v += (++i_, product());
-      else if (peek('-')) v -= (++i_, product());
-      else break;
+      if (peek('+'))
+        v += (++i_, product());
+      else if (peek('-'))
+        v -= (++i_, product());
+      else
+        break;
     }
     return v;
   }
@@ -34,13 +37,17 @@ class Expr {
     long long v = atom();
     while (ok_) {
       skip();
-      if (peek('*')) v *= (++i_, atom());
+      if (peek('*'))
+        v *= (++i_, atom());
       else if (peek('/')) {
         ++i_;
         long long d = atom();
-        if (d == 0) ok_ = false;
-        else v /= d;
-      } else break;
+        if (d == 0)
+          ok_ = false;
+        else
+          v /= d;
+      } else
+        break;
     }
     return v;
   }
@@ -57,11 +64,13 @@ class Expr {
     }
     if (std::isdigit(static_cast<unsigned char>(s_[i_]))) {
       long long v = 0;
-      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) v = v * 10 + (s_[i_++] - '0');
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])))
+        v = v * 10 + (s_[i_++] - '0');
       return v;
     }
     std::string id;
-    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) id += s_[i_++];
+    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))
+      id += s_[i_++];
     auto it = vars_.find(id);
     if (id.empty() || it == vars_.end()) return fail();
     return it->second;
@@ -94,7 +103,9 @@ std::optional<std::map<std::string, std::string>> split_params(const std::string
 
 }  // namespace
 
-std::string kernel_config_name(const KernelFamily& f) { return f.env.rfind("SG_", 0) == 0 ? f.env.substr(3) : f.env; }
+std::string kernel_config_name(const KernelFamily& f) {
+  return f.env.rfind("SG_", 0) == 0 ? f.env.substr(3) : f.env;
+}
 
 const KernelFamily* find_kernel_family(const Manifest& m, const std::string& config_name) {
   for (const auto& f : m.kernel_families) {
@@ -110,7 +121,8 @@ const KernelFamily* find_kernel_family_env(const Manifest& m, const std::string&
   return nullptr;
 }
 
-std::optional<bool> eval_constraint(const std::string& expr, const std::map<std::string, long long>& vars) {
+std::optional<bool> eval_constraint(const std::string& expr,
+                                    const std::map<std::string, long long>& vars) {
   static const char* kOps[] = {"<=", ">=", "==", "!=", "<", ">"};
   for (const char* op : kOps) {
     auto pos = expr.find(op);
@@ -132,7 +144,8 @@ std::optional<bool> eval_constraint(const std::string& expr, const std::map<std:
 
 std::string validate_kernel_value(const KernelFamily& f, const std::string& value) {
   auto params = split_params(value);
-  if (!params) return "kernel family " + f.name + ": '" + value + "' is not name=value[,name=value...]";
+  if (!params)
+    return "kernel family " + f.name + ": '" + value + "' is not name=value[,name=value...]";
   std::map<std::string, long long> vars;
   for (const auto& [name, v] : *params) {
     const KernelParam* p = nullptr;
@@ -142,7 +155,8 @@ std::string validate_kernel_value(const KernelFamily& f, const std::string& valu
     if (!p) return "kernel family " + f.name + ": unknown parameter '" + name + "'";
     bool known = false;
     for (const auto& x : p->values) known |= x == v;
-    if (!known) return "kernel family " + f.name + ": " + name + "=" + v + " is not one of its values";
+    if (!known)
+      return "kernel family " + f.name + ": " + name + "=" + v + " is not one of its values";
     try {
       vars[name] = std::stoll(v);
     } catch (...) {
@@ -150,7 +164,8 @@ std::string validate_kernel_value(const KernelFamily& f, const std::string& valu
   }
   for (const auto& c : f.constraints) {
     auto ok = eval_constraint(c, vars);
-    if (ok.has_value() && !*ok) return "kernel family " + f.name + ": '" + value + "' violates " + c;
+    if (ok.has_value() && !*ok)
+      return "kernel family " + f.name + ": '" + value + "' violates " + c;
   }
   return "";
 }
@@ -162,7 +177,8 @@ std::string canonical_kernel_value(const std::string& text) {
   while (std::getline(ss, item, ',')) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("kernel parameters: expected name=value, got '" + item + "'");
+    if (eq == std::string::npos)
+      throw std::invalid_argument("kernel parameters: expected name=value, got '" + item + "'");
     kv[item.substr(0, eq)] = item.substr(eq + 1);
   }
   std::string out;
@@ -175,13 +191,15 @@ std::vector<std::string> kernel_candidates(const KernelFamily& f) {
   for (const auto& p : f.parameters) {
     std::vector<std::string> next;
     for (const auto& prefix : out) {
-      for (const auto& v : p.values) next.push_back(prefix + (prefix.empty() ? "" : ",") + p.name + "=" + v);
+      for (const auto& v : p.values)
+        next.push_back(prefix + (prefix.empty() ? "" : ",") + p.name + "=" + v);
     }
     out = next;
   }
   std::vector<std::string> valid;
   for (const auto& v : out) {
-    if (!v.empty() && validate_kernel_value(f, v).empty()) valid.push_back(canonical_kernel_value(v));
+    if (!v.empty() && validate_kernel_value(f, v).empty())
+      valid.push_back(canonical_kernel_value(v));
   }
   return valid;
 }

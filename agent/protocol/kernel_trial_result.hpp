@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/runner/result.hpp"
+#include "agent/protocol/result.hpp"
 
 namespace sg::agent {
 
 struct KernelVariantTiming {
-  std::string variant;  // plain_aten | fused_cuda | ...
-  std::string params;   // "plain" or the parameter string, "threads=128,vec=2"
+  std::string variant;               // plain_aten | fused_cuda | ...
+  std::string params;                // "plain" or the parameter string, "threads=128,vec=2"
   double fwd_us = 0, fwdbwd_us = 0;  // summed over the family's ops
   bool matches_plain = false;        // outputs and input grads bitwise the plain variant's
   bool plain() const { return params == "plain"; }
@@ -41,8 +41,8 @@ KernelTrialParse parse_kernel_trial_text(const std::string& text);
 // The validated fields as parse_kernel_trial_text reads them back (what the store keeps).
 nlohmann::json kernel_trial_json(const KernelTrialResult& r);
 
-// A kernel trial's result text (or file) as a TrialResult header for decode_outcome: status and error always;
-// device, fingerprint and raw for an ok result that parses as a kernel trial.
+// A kernel trial's result text (or file) as a TrialResult header for decode_outcome: status and
+// error always; device, fingerprint and raw for an ok result that parses as a kernel trial.
 ResultParse parse_kernel_trial_as_result(const std::string& text);
 ResultParse parse_kernel_trial_file_as_result(const std::string& path);
 

@@ -20,7 +20,7 @@
 #pragma once
 #include <cmath>
 
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/store/store.hpp"
 
 #include <cstdint>
@@ -36,9 +36,9 @@ struct TargetRank {
   double speedup = 0;  // what the configuration ranks by
   double spread = 0;   // finals: half the range of the per-round ratios
   Basis basis = Basis::campaign;
-  int tier = 0;        // 1 for a budget's finalists and its baseline; compared before speedup
+  int tier = 0;  // 1 for a budget's finalists and its baseline; compared before speedup
   int target_micro_batch = 0;
-  int rounds = 0;      // finals
+  int rounds = 0;                               // finals
   double lo = std::nan(""), hi = std::nan("");  // finals: the one-sided 95 % bounds
   bool measured_at_target() const { return basis != Basis::campaign; }
   std::string describe() const;  // the preset header's "ranked at the target" text

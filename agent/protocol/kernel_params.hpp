@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 
@@ -19,7 +19,8 @@ const KernelFamily* find_kernel_family_env(const Manifest& m, const std::string&
 
 // Evaluates one constraint with the parameter values bound; nullopt when it cannot
 // be parsed or names an unknown parameter.
-std::optional<bool> eval_constraint(const std::string& expr, const std::map<std::string, long long>& vars);
+std::optional<bool> eval_constraint(const std::string& expr,
+                                    const std::map<std::string, long long>& vars);
 
 // Empty when `value` is a valid parameter string for the family, else why not.
 std::string validate_kernel_value(const KernelFamily& f, const std::string& value);

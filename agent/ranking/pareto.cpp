@@ -1,4 +1,4 @@
-#include "agent/search/pareto.hpp"
+#include "agent/ranking/pareto.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,8 @@ std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& point
       const auto &a = points[j], &b = points[i];
       bool no_worse = a.speedup >= b.speedup && a.projected_peak <= b.projected_peak;
       bool better = a.speedup > b.speedup || a.projected_peak < b.projected_peak ||
-                    (a.speedup == b.speedup && a.projected_peak == b.projected_peak && (a.switches < b.switches || (a.switches == b.switches && j < i)));
+                    (a.speedup == b.speedup && a.projected_peak == b.projected_peak &&
+                     (a.switches < b.switches || (a.switches == b.switches && j < i)));
       dominated = no_worse && better;
     }
     if (!dominated) out.push_back(i);
@@ -27,7 +28,8 @@ std::vector<std::size_t> pareto_frontier(const std::vector<FrontierPoint>& point
   return out;
 }
 
-std::optional<std::size_t> pick_for_budget(const std::vector<FrontierPoint>& points, double budget_bytes) {
+std::optional<std::size_t> pick_for_budget(const std::vector<FrontierPoint>& points,
+                                           double budget_bytes) {
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& p = points[i];

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "agent/manifest/manifest.hpp"
+#include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 

@@ -1,4 +1,4 @@
-// CampaignEvaluator::measure_speed: a configuration's ABAB pairs against the baseline
+// CampaignEvaluator::measure_speed and pair_of: a configuration's ABAB pairs against the baseline
 // (docs/controller.md, "Speed verdicts"). Pairs run until the interval decides (its lower
 // bound clears 1 + --min-effect, or its upper bound falls below it), at least --repeats and
 // at most --max-repeats; a pair's run that fails ends the evaluation with its failure.
@@ -7,17 +7,31 @@
 
 #include <fmt/format.h>
 
-#include "agent/search/campaign_evaluator.hpp"
+#include "agent/campaign/campaign_evaluator.hpp"
+#include "agent/gate/gate.hpp"  // median
 
 namespace sg::agent {
 
-CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& config, int steps, const Run& cand,
-                                                                 const std::optional<Run>& first_base,
-                                                                 Evaluation& e) {
+std::optional<CampaignEvaluator::PairOfRuns> CampaignEvaluator::pair_of(const Run& a, const Run& b,
+                                                                        const std::string& pair,
+                                                                        int steps,
+                                                                        int repeat) const {
+  const SpeedPair p{steady_step_seconds(a.result->step_records),
+                    steady_step_seconds(b.result->step_records)};
+  if (p.base_step_s <= 0 || p.cand_step_s <= 0) return std::nullopt;
+  SpeedPairRow row{
+      campaign_id_, 0,      a.trial_id,    b.trial_id,    pair,
+      steps,        repeat, p.base_step_s, p.cand_step_s, std::log(p.base_step_s / p.cand_step_s)};
+  return PairOfRuns{p, row};
+}
+
+CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(
+    const Config& config, int steps, const Run& cand, const std::optional<Run>& first_base,
+    Evaluation& e) {
   SpeedOutcome out;
   const SpeedRule rule = speed_rule(opt_);
   const std::string pair = config_key(config);
-  const int s0 = opt_.seeds.front();
+  const int s0 = opt_.trial.seeds.front();
   std::vector<SpeedPair> pairs;
   std::vector<double> cand_samples_per_s;
   SpeedInterval interval;
@@ -35,15 +49,14 @@ CampaignEvaluator::SpeedOutcome CampaignEvaluator::measure_speed(const Config& c
       e.reason = "speed pair " + std::to_string(r) + ": " + bad.reason;
       return out;
     }
-    const SpeedPair p{steady_step_seconds(ra.result->step_records), steady_step_seconds(rb.result->step_records)};
-    if (p.base_step_s <= 0 || p.cand_step_s <= 0) {
+    const std::optional<PairOfRuns> p = pair_of(ra, rb, pair, steps, r);
+    if (!p) {
       e.disposition = Disposition::invalid_result;
       e.reason = fmt::format("speed pair {}: a run reported no positive step seconds", r);
       return out;
     }
-    pairs.push_back(p);
-    out.pairs.push_back({campaign_id_, 0, ra.trial_id, rb.trial_id, pair, steps, r, p.base_step_s, p.cand_step_s,
-                         std::log(p.base_step_s / p.cand_step_s)});
+    pairs.push_back(p->pair);
+    out.pairs.push_back(p->row);
     cand_samples_per_s.push_back(rb.result->samples_per_s);
     if (speed_stops(pairs, rule, &interval)) break;
   }

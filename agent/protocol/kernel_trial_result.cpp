@@ -1,4 +1,4 @@
-#include "agent/runner/kernel_trial_result.hpp"
+#include "agent/protocol/kernel_trial_result.hpp"
 
 #include <cmath>
 
@@ -12,7 +12,8 @@ using namespace json_fields;
 
 double time_us(const json& o, const char* key) {
   const double v = number(o, key);
-  if (!std::isfinite(v) || v < 0) throw InvalidField{std::string("field '") + key + "' is not a non-negative time"};
+  if (!std::isfinite(v) || v < 0)
+    throw InvalidField{std::string("field '") + key + "' is not a non-negative time"};
   return v;
 }
 
