@@ -9,9 +9,9 @@
 // asserts. Prints a Markdown table (commit it under benchmarks/results/ with the GPU,
 // date and commit). `--json PATH` also writes every row as JSON: the exhaustive sweep
 // that speedgate-variant-gap compares a campaign's chosen variants against.
-#include "kernels/registry/families.hpp"
-#include "kernels/timing/op_cases.hpp"
-#include "kernels/timing/op_timer.hpp"
+#include "kernels/common/registry.hpp"
+#include "kernels/common/timing/op_cases.hpp"
+#include "kernels/common/timing/op_timer.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>

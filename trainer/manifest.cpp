@@ -1,7 +1,7 @@
 // The manifest (see manifest.hpp).
 #include "trainer/manifest.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 #include "speedgate_build_info.hpp"
 #include "trainer/lm/lm_config.hpp"
 #include "trainer/model/wam_config.hpp"

@@ -4,7 +4,7 @@
 // legal parameter combination, base and odd shapes, modulation vectors that are chunks
 // of [B, 6, C] or broadcast [1, 1, C], poisoned outputs; the linear layers' bias add (float32 /
 // bf16 rows, float32 bias) behind a matmul as the model runs it; plus the first-call check.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/rope/rope.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 #include "trainer/runtime/autocast.hpp"
 

@@ -3,7 +3,7 @@
 // both grads, with one missing, and with signed zeros), every legal parameter combination,
 // base and odd shapes (rows whose bytes are not a multiple of 16, misaligned operands),
 // float32 / bf16, poisoned outputs; plus the first-call check and its fallback.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/rope/rope.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 
 namespace sg::kernels {

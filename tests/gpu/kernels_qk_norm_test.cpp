@@ -5,7 +5,7 @@
 // action q/k [B, 16, 1536], cross-attention q [B, 1280, 1536]) and odd shapes (C not a
 // multiple of any vector width, one row), poisoned outputs; plus can_implement's refusals
 // and the first-call check of both ops.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/rope/rope.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 #include "trainer/runtime/autocast.hpp"
 

@@ -2,7 +2,7 @@
 // backward: every legal parameter combination, base and odd shapes, float32 / bf16 (and
 // fp16 / float64 on the small shapes), poisoned outputs. Plus the dispatch's first-call
 // check: it passes with the real kernel and falls back on an injected mismatch.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/rope/rope.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 
 namespace sg::kernels {

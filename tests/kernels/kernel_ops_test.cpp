@@ -1,8 +1,8 @@
 // Kernel op dispatch (kernels/ops/kernel_ops.hpp) on the CPU: selection and parameter
 // errors, plain when unselected or when can_implement says no, and the first-call check
 // with its fallback, exercised through test variants standing in for the CUDA ones.
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 

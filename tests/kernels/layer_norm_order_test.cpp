@@ -5,8 +5,8 @@
 // in another order, so the comparison is within float32 rounding, not bitwise (the GPU test
 // KernelsAdaln.ModulateWithLayerNormInsideMatchesPlainBitwise compares the CUDA kernels with
 // ATen's CUDA LayerNorm bit for bit); this catches a wrong formula, sign or tree here.
-#include "kernels/cuda/fused_math.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/common/cuda/fused_math.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

@@ -5,9 +5,9 @@
 // LibTorch autograd's backward: bit for bit, float32 and bf16 x, odd shapes, one row.
 // This pins the op order and the engine's casts/reductions the CUDA passes reproduce;
 // tests/gpu/kernels_qk_norm_test.cpp then checks the kernels themselves.
-#include "kernels/cuda/fused_math.hpp"
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/common/cuda/fused_math.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

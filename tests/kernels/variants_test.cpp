@@ -1,8 +1,8 @@
 // Every kernel variant against the reference ops (the plain variants today; fused CUDA
 // variants join when they exist), plus the registry's parameter parsing and constraints.
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
-#include "kernels/registry/families.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
+#include "kernels/common/registry.hpp"
 
 #include <gtest/gtest.h>
 

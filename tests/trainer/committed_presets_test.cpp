@@ -7,7 +7,7 @@
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/switches/switch_table.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "trainer/lm/lm_train_loop.hpp"
 #include "trainer/runtime/perturb.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/data/synthetic_clips.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/lm/corpus.hpp"

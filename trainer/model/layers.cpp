@@ -1,7 +1,7 @@
 // Backbone building blocks (see layers.hpp).
 #include "trainer/model/layers.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/model/init_device.hpp"
 

@@ -3,7 +3,7 @@
 // FUSED_QK_NORM; see kernels/ops/kernel_ops.hpp) and the plain reference ops otherwise.
 #include "trainer/model/mot_layer.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/model/init_device.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // The wam backbone (see wam_model.hpp).
 #include "trainer/model/wam_model.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
 #include "trainer/model/init_device.hpp"
 
 #include <cmath>

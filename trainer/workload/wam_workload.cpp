@@ -1,7 +1,7 @@
 // The wam workload (see wam_workload.hpp).
 #include "trainer/workload/wam_workload.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/model/init_device.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/phase_profile.hpp"
