@@ -1,4 +1,4 @@
-// ADALN's fused variant as LibTorch autograd functions over kernels/cuda/adaln_fused.cu and
+// ADALN's fused variant as LibTorch autograd functions over adaln_fused.cu and
 // adaln_layer_norm.cu:
 //  - modulate: layer_norm(x) * (1 + scale) + shift. Where ATen's LayerNorm takes its
 //    vectorised path (C % 4 == 0, float32 rows), one kernel computes the row statistics in
@@ -12,7 +12,8 @@
 // bf16/fp16 x and its grad is cast back: modulate does the same (to_float).
 #if SPEEDGATE_WITH_CUDA
 
-#include "kernels/common/cuda/launchers.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/adaln/adaln_launchers.hpp"
 #include "kernels/common/fused_checks.hpp"
 
 #include <ATen/autocast_mode.h>
@@ -29,8 +30,8 @@ using torch::autograd::variable_list;
 class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& shift,
-                            const at::Tensor& scale, double eps, bool to_float, int64_t threads, int64_t vec,
-                            int64_t pack, int64_t row_threads) {
+                            const at::Tensor& scale, double eps, bool to_float, int64_t threads,
+                            int64_t vec, int64_t pack, int64_t row_threads) {
     ctx->saved_data["shift_sizes"] = shift.sizes().vec();
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["to_float"] = to_float;
@@ -41,13 +42,15 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     const bool layer_norm_inside = cuda::modulate_layer_norm_applies(x, scale, shift, to_float);
     ctx->saved_data["layer_norm_inside"] = layer_norm_inside;
     if (layer_norm_inside) {
-      auto [out, mean, rstd] = cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads, row_threads);
+      auto [out, mean, rstd] =
+          cuda::modulate_layer_norm_forward(x, scale, shift, eps, threads, row_threads);
       ctx->save_for_backward({x, mean, rstd, scale});
       return out;
     }
     const at::Tensor xin = to_float ? x.to(at::kFloat) : x;
     const int64_t channels = x.size(-1);
-    auto [normed, mean, rstd] = at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
+    auto [normed, mean, rstd] =
+        at::native_layer_norm(xin, {channels}, /*weight=*/{}, /*bias=*/{}, eps);
     ctx->save_for_backward({xin, mean, rstd, scale, normed});
     return cuda::modulate_forward(normed, scale, shift, threads, vec, pack);
   }
@@ -60,13 +63,15 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     at::Tensor dx, g_scale_elem;
     if (ctx->saved_data["layer_norm_inside"].toBool()) {
       // xin is x itself here: the kernel widens it and casts the grad back to its dtype.
-      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(g, xin, mean, rstd, scale, threads,
-                                                                      ctx->saved_data["row_threads"].toInt());
+      std::tie(dx, g_scale_elem) = cuda::modulate_layer_norm_backward(
+          g, xin, mean, rstd, scale, threads, ctx->saved_data["row_threads"].toInt());
     } else {
       at::Tensor g_normed;
-      std::tie(g_normed, g_scale_elem) = cuda::modulate_backward(
-          g, saved[4], scale, threads, ctx->saved_data["vec"].toInt(), ctx->saved_data["pack"].toInt());
-      dx = std::get<0>(at::native_layer_norm_backward(g_normed, xin, {xin.size(-1)}, mean, rstd, /*weight=*/{},
+      std::tie(g_normed, g_scale_elem) =
+          cuda::modulate_backward(g, saved[4], scale, threads, ctx->saved_data["vec"].toInt(),
+                                  ctx->saved_data["pack"].toInt());
+      dx = std::get<0>(at::native_layer_norm_backward(g_normed, xin, {xin.size(-1)}, mean, rstd,
+                                                      /*weight=*/{},
                                                       /*bias=*/{}, {true, false, false}));
       if (ctx->saved_data["to_float"].toBool()) {
         dx = dx.to(static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()));
@@ -75,14 +80,15 @@ class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
     // The reductions autograd's engine runs for the reference's broadcast operands.
     auto g_scale = at::sum_to(g_scale_elem, scale.sizes());
     auto g_shift = at::sum_to(g, ctx->saved_data["shift_sizes"].toIntVector());
-    return {dx, g_shift, g_scale, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx,           g_shift,      g_scale,      at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 class GatedFunction : public torch::autograd::Function<GatedFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
-                            int64_t threads, int64_t vec, int64_t pack) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& y,
+                            const at::Tensor& gate, int64_t threads, int64_t vec, int64_t pack) {
     ctx->save_for_backward({y, gate});
     ctx->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     ctx->saved_data["threads"] = threads;
@@ -94,10 +100,10 @@ class GatedFunction : public torch::autograd::Function<GatedFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &y = saved[0], &gate = saved[1];
-    auto [g_x, g_y, g_gate_elem] =
-        cuda::gated_backward(dense_aligned(grads[0]), static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()),
-                             y, gate, ctx->saved_data["threads"].toInt(), ctx->saved_data["vec"].toInt(),
-                             ctx->saved_data["pack"].toInt());
+    auto [g_x, g_y, g_gate_elem] = cuda::gated_backward(
+        dense_aligned(grads[0]), static_cast<at::ScalarType>(ctx->saved_data["x_dtype"].toInt()), y,
+        gate, ctx->saved_data["threads"].toInt(), ctx->saved_data["vec"].toInt(),
+        ctx->saved_data["pack"].toInt());
     auto g_gate = at::sum_to(g_gate_elem, gate.sizes());
     return {g_x, g_y, g_gate, at::Tensor(), at::Tensor(), at::Tensor()};
   }
@@ -110,15 +116,16 @@ class GatedFunction : public torch::autograd::Function<GatedFunction> {
 // for the reference and for this function alike).
 class BiasAddFunction : public torch::autograd::Function<BiasAddFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y, const at::Tensor& bias, int64_t threads,
-                            int64_t vec, int64_t pack) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& y, const at::Tensor& bias,
+                            int64_t threads, int64_t vec, int64_t pack) {
     ctx->saved_data["bias_sizes"] = bias.sizes().vec();
     return cuda::bias_add_forward(y, bias, threads, vec, pack);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const at::Tensor& g = grads[0];
-    return {g, at::sum_to(g, ctx->saved_data["bias_sizes"].toIntVector()), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {g, at::sum_to(g, ctx->saved_data["bias_sizes"].toIntVector()), at::Tensor(),
+            at::Tensor(), at::Tensor()};
   }
 };
 
@@ -127,8 +134,8 @@ class FusedAdaln final : public AdalnVariant {
   std::string name() const override { return "fused_cuda"; }
 
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
-    const Status s =
-        fused_common_checks(family("ADALN"), problem, params, {at::kFloat, at::kBFloat16}, /*min_alignment=*/1);
+    const Status s = fused_common_checks(family("ADALN"), problem, params,
+                                         {at::kFloat, at::kBFloat16}, /*min_alignment=*/1);
     if (s != Status::kSuccess) return s;
     return problem.shape.size() == 3 ? Status::kSuccess : Status::kErrorInvalidProblem;
   }
@@ -137,8 +144,8 @@ class FusedAdaln final : public AdalnVariant {
     const auto p = with_defaults(family("ADALN"), params);
     const bool to_float = args.x.is_cuda() && at::autocast::is_autocast_enabled(at::kCUDA) &&
                           args.x.scalar_type() != at::kFloat;
-    return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float, p.at("threads"), p.at("vec"),
-                                   p.at("pack"), p.at("row_threads"));
+    return ModulateFunction::apply(args.x, args.shift, args.scale, args.eps, to_float,
+                                   p.at("threads"), p.at("vec"), p.at("pack"), p.at("row_threads"));
   }
 
   at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
@@ -147,7 +154,8 @@ class FusedAdaln final : public AdalnVariant {
     return GatedFunction::apply(x, y, gate, p.at("threads"), p.at("vec"), p.at("pack"));
   }
 
-  at::Tensor bias_add(const at::Tensor& y, const at::Tensor& bias, const ParamValues& params) const override {
+  at::Tensor bias_add(const at::Tensor& y, const at::Tensor& bias,
+                      const ParamValues& params) const override {
     const auto p = with_defaults(family("ADALN"), params);
     return BiasAddFunction::apply(y, bias, p.at("threads"), p.at("vec"), p.at("pack"));
   }
@@ -155,9 +163,9 @@ class FusedAdaln final : public AdalnVariant {
 
 }  // namespace
 
-const AdalnVariant& fused_adaln_variant() {
+const AdalnVariant* fused_adaln() {
   static const FusedAdaln kVariant;
-  return kVariant;
+  return &kVariant;
 }
 
 }  // namespace sg::kernels

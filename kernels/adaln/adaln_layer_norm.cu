@@ -9,9 +9,9 @@
 // one row; `threads / row_threads` rows per block. A row of up to 2048 elements stays in
 // registers between the passes (one read of x, and of the grad); longer rows are read twice.
 // Device code: adaln_layer_norm_kernels.cuh.
+#include "kernels/adaln/adaln_launchers.hpp"
 #include "kernels/adaln/adaln_layer_norm_kernels.cuh"
 #include "kernels/adaln/adaln_operands.hpp"
-#include "kernels/common/cuda/launchers.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -57,10 +57,17 @@ void check_launch(int64_t threads, int64_t row_threads) {
 template <typename F>
 void with_row_lanes(int64_t row_threads, F&& f) {
   switch (row_threads) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 128: f(std::integral_constant<int, 128>{}); break;
-    default: TORCH_INTERNAL_ASSERT(false, "adaln: row_threads ", row_threads, " passed check_launch");
+    case 32:
+      f(std::integral_constant<int, 32>{});
+      break;
+    case 64:
+      f(std::integral_constant<int, 64>{});
+      break;
+    case 128:
+      f(std::integral_constant<int, 128>{});
+      break;
+    default:
+      TORCH_INTERNAL_ASSERT(false, "adaln: row_threads ", row_threads, " passed check_launch");
   }
 }
 
@@ -87,24 +94,25 @@ void launch_rows(const at::Tensor& x, int64_t rows, int64_t threads, int64_t row
 
 }  // namespace
 
-bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift,
-                                 bool to_float) {
+bool modulate_layer_norm_applies(const at::Tensor& x, const at::Tensor& scale,
+                                 const at::Tensor& shift, bool to_float) {
   if (!x.is_cuda() || x.dim() != 3 || !x.is_contiguous() || x.numel() == 0) return false;
-  if (!(x.scalar_type() == at::kFloat || (to_float && x.scalar_type() == at::kBFloat16))) return false;
+  if (!(x.scalar_type() == at::kFloat || (to_float && x.scalar_type() == at::kBFloat16)))
+    return false;
   const int64_t c = x.size(2);
   // ATen's vectorised LayerNorm: C % 4 == 0, C <= 2^24, its input aligned to 4 elements (a
   // float32 copy under autocast is a new, aligned tensor; x itself must be aligned for the loads).
-  if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned_to(x, kVec * x.element_size())) return false;
+  if (c % kVec != 0 || c > (int64_t{1} << 24) || !aligned_to(x, kVec * x.element_size()))
+    return false;
   for (const auto* m : {&scale, &shift}) {
     if (!adaln::is_mod_vector(*m, x) || !adaln::mod_vector_loads_by_4(*m)) return false;
   }
   return true;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const at::Tensor& x,
-                                                                           const at::Tensor& scale,
-                                                                           const at::Tensor& shift, double eps,
-                                                                           int64_t threads, int64_t row_threads) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(
+    const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift, double eps,
+    int64_t threads, int64_t row_threads) {
   check_launch(threads, row_threads);
   adaln::check_rows(x, x);
   TORCH_CHECK(x.dim() == 3 && x.size(2) % kVec == 0 && aligned_to(x, kVec * x.element_size()),
@@ -121,12 +129,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
                 using TX = decltype(tx);
                 constexpr int kCached = decltype(cached)::value, kLanes = decltype(lanes)::value;
                 auto go = [&](auto equal) {
-                  modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value, kLanes><<<grid, block, 0, stream>>>(
-                      x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(), out.data_ptr<float>(),
-                      mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, static_cast<int>(x.size(2)), x.size(1),
-                      ss, hs, static_cast<float>(eps), decltype(equal)::value ? equal_weights(kCached) : EqualWeights{});
+                  modulate_ln_fwd_kernel<TX, kCached, decltype(equal)::value, kLanes>
+                      <<<grid, block, 0, stream>>>(
+                          x.data_ptr<TX>(), scale.data_ptr<float>(), shift.data_ptr<float>(),
+                          out.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                          rows, static_cast<int>(x.size(2)), x.size(1), ss, hs,
+                          static_cast<float>(eps),
+                          decltype(equal)::value ? equal_weights(kCached) : EqualWeights{});
                 };
-                // Every ATen thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024, 1536, 2048).
+                // Every ATen thread's kCached slots filled: C == 4 * 128 * kCached (C = 512, 1024,
+                // 1536, 2048).
                 if constexpr (kCached > 0) {
                   if (x.size(2) == int64_t{kVec} * kRowThreads * kCached) {
                     go(std::true_type{});
@@ -138,17 +150,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> modulate_layer_norm_forward(const
   return {out, mean, rstd};
 }
 
-std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor& grad, const at::Tensor& x,
-                                                               const at::Tensor& mean, const at::Tensor& rstd,
-                                                               const at::Tensor& scale, int64_t threads,
-                                                               int64_t row_threads) {
+std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(
+    const at::Tensor& grad, const at::Tensor& x, const at::Tensor& mean, const at::Tensor& rstd,
+    const at::Tensor& scale, int64_t threads, int64_t row_threads) {
   check_launch(threads, row_threads);
   adaln::check_rows(x, x);
   adaln::check_rows(grad, x);
-  TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16), "adaln: modulate grad must be aligned float32");
-  TORCH_CHECK(mean.is_contiguous() && rstd.is_contiguous() && mean.numel() == x.size(0) * x.size(1) &&
-                  rstd.numel() == mean.numel() && mean.scalar_type() == at::kFloat &&
-                  rstd.scalar_type() == at::kFloat,
+  TORCH_CHECK(grad.scalar_type() == at::kFloat && aligned_to(grad, 16),
+              "adaln: modulate grad must be aligned float32");
+  TORCH_CHECK(mean.is_contiguous() && rstd.is_contiguous() &&
+                  mean.numel() == x.size(0) * x.size(1) && rstd.numel() == mean.numel() &&
+                  mean.scalar_type() == at::kFloat && rstd.scalar_type() == at::kFloat,
               "adaln: mean and rstd must be float32 with one value per row");
   const c10::cuda::CUDAGuard guard(x.device());
   const int64_t ss = adaln::mod_stride(scale, x);
@@ -160,10 +172,11 @@ std::pair<at::Tensor, at::Tensor> modulate_layer_norm_backward(const at::Tensor&
               [&](auto tx, auto cached, auto lanes, dim3 grid, dim3 block, cudaStream_t stream) {
                 using TX = decltype(tx);
                 modulate_ln_bwd_kernel<TX, decltype(cached)::value, decltype(lanes)::value>
-                    <<<grid, block, 0, stream>>>(grad.data_ptr<float>(), x.data_ptr<TX>(), mean.data_ptr<float>(),
-                                                 rstd.data_ptr<float>(), scale.data_ptr<float>(), dx.data_ptr<TX>(),
-                                                 g_scale_elem.data_ptr<float>(), rows, static_cast<int>(x.size(2)),
-                                                 x.size(1), ss);
+                    <<<grid, block, 0, stream>>>(grad.data_ptr<float>(), x.data_ptr<TX>(),
+                                                 mean.data_ptr<float>(), rstd.data_ptr<float>(),
+                                                 scale.data_ptr<float>(), dx.data_ptr<TX>(),
+                                                 g_scale_elem.data_ptr<float>(), rows,
+                                                 static_cast<int>(x.size(2)), x.size(1), ss);
               });
   return {dx, g_scale_elem};
 }

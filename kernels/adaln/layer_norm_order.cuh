@@ -31,7 +31,8 @@ constexpr int kCombineLevels = 5 + log2_of(kRowWarps);  // the shuffle levels, t
 
 template <int kRowLanes>
 struct RowLayout {
-  static_assert(kRowLanes == 32 || kRowLanes == 64 || kRowLanes == 128, "a row group is 32, 64 or 128 threads");
+  static_assert(kRowLanes == 32 || kRowLanes == 64 || kRowLanes == 128,
+                "a row group is 32, 64 or 128 threads");
   static constexpr int kPlays = kRowThreads / kRowLanes;  // ATen threads per thread
   static constexpr int kWarps = kRowLanes / 32;           // physical warps per row
   // The ATen thread that play j of thread t is.
@@ -47,8 +48,9 @@ struct RowLayout {
 // welford_combine_equal where every ATen thread pushed the same count. `slots`: 3 *
 // kRowWarps floats of shared memory for this row group (unused with kRowLanes = 32).
 template <int kRowLanes, typename Combine>
-__device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN (&w)[RowLayout<kRowLanes>::kPlays], int n,
-                                                  float* slots, int t, Combine&& combine) {
+__device__ inline fused_math::WelfordLN row_stats(
+    fused_math::WelfordLN (&w)[RowLayout<kRowLanes>::kPlays], int n, float* slots, int t,
+    Combine&& combine) {
   namespace fm = fused_math;
   using L = RowLayout<kRowLanes>;
 #pragma unroll
@@ -69,7 +71,8 @@ __device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN (&w)[Row
   const int warp = t / 32, lane = t % 32;
   auto tree_level = [&](auto level_c, auto offset_c) {
     constexpr int kLevel = decltype(level_c)::value, kOffset = decltype(offset_c)::value;
-    if constexpr (kOffset >= L::kWarps) {  // warp a + offset is play j + offset / kWarps of this thread
+    if constexpr (kOffset >=
+                  L::kWarps) {  // warp a + offset is play j + offset / kWarps of this thread
       constexpr int kStep = kOffset / L::kWarps;
 #pragma unroll
       for (int j = 0; j < kStep; ++j) w[j] = combine(kLevel, w[j], w[j + kStep]);
@@ -106,7 +109,8 @@ __device__ inline fused_math::WelfordLN row_stats(fused_math::WelfordLN (&w)[Row
 // ATen's WarpReduceSum: val += shuffle down 16, 8, 4, 2, 1.
 __device__ inline float warp_sum(float v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fused_math::fadd(v, __shfl_down_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = fused_math::fadd(v, __shfl_down_sync(0xffffffffu, v, offset));
   return v;
 }
 

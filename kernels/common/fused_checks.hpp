@@ -1,6 +1,5 @@
-// The fused CUDA variants of the kernel families (kernels/fused/*.cpp over the kernels in
-// kernels/cuda/*.cu). Declared and defined only when SPEEDGATE_WITH_CUDA; the registry
-// (families.cpp) exposes them as fused_rope()/fused_cat()/fused_adaln().
+// What every fused CUDA variant (kernels/<family>/<family>_fused_variant.cpp) checks and
+// needs in common. Defined only when SPEEDGATE_WITH_CUDA.
 #pragma once
 
 #if SPEEDGATE_WITH_CUDA
@@ -12,22 +11,21 @@
 
 namespace sg::kernels {
 
-const RopeVariant& fused_rope_variant();
-const CatVariant& fused_cat_variant();
-const AdalnVariant& fused_adaln_variant();
-const QkNormVariant& fused_qk_norm_variant();
-
 // What every fused variant requires of a problem before its own checks: parameters that
 // satisfy the family, a CUDA main operand of a supported dtype, dense operands, the other
 // operands fitting, at least one element, and pointers aligned to min_alignment bytes.
-inline Status fused_common_checks(const FamilyInfo& fam, const Problem& problem, const ParamValues& params,
-                                  std::initializer_list<at::ScalarType> dtypes, int64_t min_alignment) {
-  if (check_params(fam, with_defaults(fam, params)) != Status::kSuccess) return Status::kErrorConstraint;
+inline Status fused_common_checks(const FamilyInfo& fam, const Problem& problem,
+                                  const ParamValues& params,
+                                  std::initializer_list<at::ScalarType> dtypes,
+                                  int64_t min_alignment) {
+  if (check_params(fam, with_defaults(fam, params)) != Status::kSuccess)
+    return Status::kErrorConstraint;
   if (problem.shape.empty()) return Status::kErrorInvalidProblem;
   if (problem.device != c10::DeviceType::CUDA) return Status::kErrorNotSupported;
   bool dtype_ok = false;
   for (auto t : dtypes) dtype_ok = dtype_ok || t == problem.dtype;
-  if (!dtype_ok || !problem.contiguous || !problem.operands_match) return Status::kErrorNotSupported;
+  if (!dtype_ok || !problem.contiguous || !problem.operands_match)
+    return Status::kErrorNotSupported;
   int64_t numel = 1;
   for (auto d : problem.shape) numel *= d;
   if (numel <= 0) return Status::kErrorNotSupported;

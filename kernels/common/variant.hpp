@@ -14,10 +14,10 @@ namespace sg::kernels {
 
 enum class Status {
   kSuccess,
-  kErrorNotSupported,     // the variant cannot handle this problem (shape, dtype, device)
-  kErrorInvalidProblem,   // the problem itself is malformed
-  kErrorUnavailable,      // the variant is not built into this binary (e.g. no CUDA)
-  kErrorConstraint,       // the tunable parameters violate a family constraint
+  kErrorNotSupported,    // the variant cannot handle this problem (shape, dtype, device)
+  kErrorInvalidProblem,  // the problem itself is malformed
+  kErrorUnavailable,     // the variant is not built into this binary (e.g. no CUDA)
+  kErrorConstraint,      // the tunable parameters violate a family constraint
 };
 const char* to_string(Status status);
 
@@ -26,14 +26,14 @@ using ParamValues = std::map<std::string, int64_t>;
 
 // What a variant is asked to do: shapes, dtype and device of the main operand.
 // Operand facts a fused variant needs beyond shape/dtype/device are filled by the
-// family's problem builder (families.hpp) from the actual tensors.
+// family's problem builder (kernels/<family>/<family>.hpp) from the actual tensors.
 struct Problem {
   std::vector<int64_t> shape;
   at::ScalarType dtype = at::kFloat;
   c10::DeviceType device = c10::DeviceType::CPU;
   bool contiguous = true;        // every operand has the dense layout the family expects
   int64_t alignment_bytes = 16;  // min alignment of the operands' data pointers (power of 2)
-  bool operands_match = true;    // secondary operands have the dtype/shape/device the family expects
+  bool operands_match = true;  // secondary operands have the dtype/shape/device the family expects
 };
 
 // A tunable parameter of a family and the values worth searching.
@@ -47,6 +47,11 @@ struct Constraint {
   std::string text;
   bool (*holds)(const ParamValues& params) = nullptr;
 };
+
+// Largest power of two (<= 256) dividing the tensor's data address.
+int64_t alignment_of(const at::Tensor& t);
+// The problem of a main operand alone: its shape, dtype, device, density and alignment.
+Problem base_problem(const at::Tensor& main);
 
 class Variant {
  public:

@@ -1,12 +1,12 @@
 // Fused q/k RMSNorm passes (and RMSNorm + 3-D RoPE for the video q/k): the elementwise
 // parts of rms_norm_reference around ATen's own row reductions, which stay ATen's
-// (kernels/fused/qk_norm_fused.cpp) so the sums keep their order. Four passes over
+// (qk_norm_fused_variant.cpp) so the sums keep their order. Four passes over
 // [B, S, C] rows: the squares, the normalization (+ rotation), and in backward the two
 // reduction operands, then x's grad. Each thread handles `vec` units (elements, or
 // (x0, x1) pairs when rotating) strided by the block size. Per-element math and
 // rounding: fused_math.hpp.
 #include "kernels/common/cuda/fused_math.hpp"
-#include "kernels/common/cuda/launchers.hpp"
+#include "kernels/qk_norm/qk_norm_launchers.hpp"
 #include "kernels/qk_norm/qk_norm_operands.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
@@ -65,7 +65,8 @@ __global__ void rms_kernel(Pointers p, Geometry<I> geo) {
 #pragma unroll
       for (int i = 0; i < kPer; ++i) w[i] = __ldg(&p.w[c + i]);
       double2 cs{};
-      if constexpr (kRope) cs = __ldg(&p.table[(row % geo.seq) * geo.half_head + (c / 2) % geo.half_head]);
+      if constexpr (kRope)
+        cs = __ldg(&p.table[(row % geo.seq) * geo.half_head + (c / 2) % geo.half_head]);
       if constexpr (kPass == Pass::kNormalize) {
         float o[kPer];
 #pragma unroll
@@ -90,12 +91,14 @@ __global__ void rms_kernel(Pointers p, Geometry<I> geo) {
         }
         if constexpr (kPass == Pass::kProducts) {
 #pragma unroll
-          for (int i = 0; i < kPer; ++i) fm::rms_backward_products<T>(g[i], xf[i], r, w[i], p.out0[e + i], p.out1[e + i]);
+          for (int i = 0; i < kPer; ++i)
+            fm::rms_backward_products<T>(g[i], xf[i], r, w[i], p.out0[e + i], p.out1[e + i]);
         } else {
           const float gm = p.g_mean[row];
           T* __restrict__ gx = static_cast<T*>(p.out_x);
 #pragma unroll
-          for (int i = 0; i < kPer; ++i) gx[e + i] = fm::rms_grad_input<T>(g[i], xf[i], r, w[i], gm);
+          for (int i = 0; i < kPer; ++i)
+            gx[e + i] = fm::rms_grad_input<T>(g[i], xf[i], r, w[i], gm);
         }
       }
     }
@@ -103,13 +106,16 @@ __global__ void rms_kernel(Pointers p, Geometry<I> geo) {
 }
 
 void check_x(const at::Tensor& x) {
-  TORCH_CHECK(x.is_cuda() && x.dim() == 3 && x.is_contiguous(), "qk_norm: x must be a contiguous CUDA [B, S, C]");
+  TORCH_CHECK(x.is_cuda() && x.dim() == 3 && x.is_contiguous(),
+              "qk_norm: x must be a contiguous CUDA [B, S, C]");
 }
 
-void check_float_like(const at::Tensor& t, at::IntArrayRef sizes, const at::Tensor& x, const char* what) {
-  TORCH_CHECK(t.is_cuda() && t.device() == x.device() && t.scalar_type() == at::kFloat && t.is_contiguous() &&
-                  t.sizes() == sizes,
-              "qk_norm: ", what, " must be a contiguous float32 tensor of the expected shape on x's device");
+void check_float_like(const at::Tensor& t, at::IntArrayRef sizes, const at::Tensor& x,
+                      const char* what) {
+  TORCH_CHECK(t.is_cuda() && t.device() == x.device() && t.scalar_type() == at::kFloat &&
+                  t.is_contiguous() && t.sizes() == sizes,
+              "qk_norm: ", what,
+              " must be a contiguous float32 tensor of the expected shape on x's device");
 }
 
 struct Plan {
@@ -118,11 +124,12 @@ struct Plan {
   dim3 grid, block;
 };
 
-Plan plan(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table, int64_t heads, int64_t threads,
-          int64_t vec, bool needs_w) {
+Plan plan(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table, int64_t heads,
+          int64_t threads, int64_t vec, bool needs_w) {
   check_x(x);
   if (needs_w) check_float_like(w, {x.size(2)}, x, "w");
-  TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4), "qk_norm: bad params");
+  TORCH_CHECK(threads > 0 && threads <= 1024 && (vec == 1 || vec == 2 || vec == 4),
+              "qk_norm: bad params");
   Plan p{table.defined(), x.numel(), 1, 1, {}, {}};
   if (p.rope) {
     p.half_head = qk_norm::check_rope_table(table, x, heads);
@@ -137,7 +144,8 @@ Plan plan(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table, int
 }
 
 template <Pass kPass>
-void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t vec, const Pointers& ptrs) {
+void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t vec,
+            const Pointers& ptrs) {
   if (pl.units == 0) return;
   auto stream = at::cuda::getCurrentCUDAStream();
   qk_norm::with_type(x_dtype, [&](auto tx) {
@@ -145,14 +153,21 @@ void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t ve
     auto go = [&](auto index, auto rope, auto v) {
       using I = decltype(index);
       const Geometry<I> geo{I(pl.units), I(channels), I(pl.half_head), I(pl.seq)};
-      rms_kernel<T, kPass, decltype(rope)::value, decltype(v)::value, I><<<pl.grid, pl.block, 0, stream>>>(ptrs, geo);
+      rms_kernel<T, kPass, decltype(rope)::value, decltype(v)::value, I>
+          <<<pl.grid, pl.block, 0, stream>>>(ptrs, geo);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     auto with_vec = [&](auto index, auto rope) {
       switch (vec) {
-        case 1: go(index, rope, std::integral_constant<int, 1>{}); break;
-        case 2: go(index, rope, std::integral_constant<int, 2>{}); break;
-        default: go(index, rope, std::integral_constant<int, 4>{}); break;
+        case 1:
+          go(index, rope, std::integral_constant<int, 1>{});
+          break;
+        case 2:
+          go(index, rope, std::integral_constant<int, 2>{});
+          break;
+        default:
+          go(index, rope, std::integral_constant<int, 4>{});
+          break;
       }
     };
     auto with_rope = [&](auto index) {
@@ -184,12 +199,13 @@ at::Tensor rms_square(const at::Tensor& x, int64_t threads, int64_t vec) {
   return sq;
 }
 
-at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w, const at::Tensor& table,
-                         int64_t heads, int64_t threads, int64_t vec) {
+at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                         const at::Tensor& table, int64_t heads, int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
   check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
-  auto sizes = pl.rope ? std::vector<int64_t>{x.size(0), x.size(1), heads, x.size(2) / heads} : x.sizes().vec();
+  auto sizes = pl.rope ? std::vector<int64_t>{x.size(0), x.size(1), heads, x.size(2) / heads}
+                       : x.sizes().vec();
   auto out = empty_output(sizes, x.options().dtype(at::kFloat));
   Pointers ptrs;
   ptrs.x = x.data_ptr();
@@ -201,14 +217,15 @@ at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Ten
   return out;
 }
 
-std::pair<at::Tensor, at::Tensor> rms_backward_products(const at::Tensor& g, const at::Tensor& x, const at::Tensor& r,
-                                                        const at::Tensor& w, const at::Tensor& table, int64_t heads,
+std::pair<at::Tensor, at::Tensor> rms_backward_products(const at::Tensor& g, const at::Tensor& x,
+                                                        const at::Tensor& r, const at::Tensor& w,
+                                                        const at::Tensor& table, int64_t heads,
                                                         int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
   check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
-  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat && g.is_contiguous() &&
-                  g.numel() == x.numel(),
+  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat &&
+                  g.is_contiguous() && g.numel() == x.numel(),
               "qk_norm: grad must be a contiguous float32 tensor with x's elements");
   auto g_r_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   auto g_w_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
@@ -224,15 +241,15 @@ std::pair<at::Tensor, at::Tensor> rms_backward_products(const at::Tensor& g, con
   return {g_r_elem, g_w_elem};
 }
 
-at::Tensor rms_grad_input(const at::Tensor& g, const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
-                          const at::Tensor& g_mean, const at::Tensor& table, int64_t heads, int64_t threads,
-                          int64_t vec) {
+at::Tensor rms_grad_input(const at::Tensor& g, const at::Tensor& x, const at::Tensor& r,
+                          const at::Tensor& w, const at::Tensor& g_mean, const at::Tensor& table,
+                          int64_t heads, int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
   check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
   check_float_like(g_mean, {x.size(0), x.size(1), 1}, x, "g_mean");
-  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat && g.is_contiguous() &&
-                  g.numel() == x.numel(),
+  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat &&
+                  g.is_contiguous() && g.numel() == x.numel(),
               "qk_norm: grad must be a contiguous float32 tensor with x's elements");
   auto gx = empty_output(x.sizes(), x.options());
   Pointers ptrs;

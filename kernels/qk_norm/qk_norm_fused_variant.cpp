@@ -1,4 +1,4 @@
-// QKNORM's fused variant as a LibTorch autograd function over kernels/cuda/qk_norm_fused.cu:
+// QKNORM's fused variant as a LibTorch autograd function over qk_norm_fused.cu:
 // RMSNorm (rms_norm_reference) with the elementwise chains fused and the reductions left
 // to ATen, so every sum keeps ATen's order and the result is bitwise the reference's:
 //  forward:  one pass per row (qk_norm_rows.cu: the mean of squares summed in ATen's order,
@@ -12,8 +12,9 @@
 // never materialized; x itself (bf16 under autocast) and r are saved instead.
 #if SPEEDGATE_WITH_CUDA
 
-#include "kernels/common/cuda/launchers.hpp"
 #include "kernels/common/fused_checks.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
+#include "kernels/qk_norm/qk_norm_launchers.hpp"
 
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -28,14 +29,16 @@ using torch::autograd::variable_list;
 // The norm-only form has no rotation table. The autograd function only takes defined
 // tensors (LibTorch records device and shape of every tensor argument), so "no table" travels
 // as an empty tensor and turns back into an undefined one at the launchers.
-at::Tensor no_table_sentinel(const at::Tensor& x) { return at::empty({0}, x.options().dtype(at::kDouble)); }
+at::Tensor no_table_sentinel(const at::Tensor& x) {
+  return at::empty({0}, x.options().dtype(at::kDouble));
+}
 at::Tensor table_or_none(const at::Tensor& t) { return t.numel() == 0 ? at::Tensor() : t; }
 
 class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads, int64_t vec,
-                            int64_t row_warps) {
+                            const at::Tensor& table_arg, double eps, int64_t heads, int64_t threads,
+                            int64_t vec, int64_t row_warps) {
     const at::Tensor table = table_or_none(table_arg);
     at::Tensor out, r;
     if (cuda::rms_norm_rows_applies(x, weight)) {
@@ -57,10 +60,12 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
     const auto saved = ctx->get_saved_variables();
     const auto &x = saved[0], &r = saved[1], &weight = saved[2];
     const at::Tensor table = table_or_none(saved[3]);
-    const int64_t heads = ctx->saved_data["heads"].toInt(), threads = ctx->saved_data["threads"].toInt(),
+    const int64_t heads = ctx->saved_data["heads"].toInt(),
+                  threads = ctx->saved_data["threads"].toInt(),
                   vec = ctx->saved_data["vec"].toInt();
     const at::Tensor g = dense_aligned(grads[0]);  // materialized: defined
-    auto [g_r_elem, g_w_elem] = cuda::rms_backward_products(g, x, r, weight, table, heads, threads, vec);
+    auto [g_r_elem, g_w_elem] =
+        cuda::rms_backward_products(g, x, r, weight, table, heads, threads, vec);
     // What the engine reduces for the reference's broadcast operands (r [B, S, 1], w [C]).
     auto g_r = at::sum_to(g_r_elem, r.sizes());
     auto g_w = at::sum_to(g_w_elem, weight.sizes());
@@ -70,7 +75,8 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
     auto g_s = (g_r * -0.5) * r.pow(3);
     auto g_mean = g_s / x.size(2);
     auto gx = cuda::rms_grad_input(g, x, r, weight, g_mean, table, heads, threads, vec);
-    return {gx, g_w, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gx,           g_w,          at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -81,8 +87,9 @@ class FusedQkNorm final : public QkNormVariant {
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
     // 16 bytes with the rotation: the float64 (cos, sin) pairs are read as double2.
     const bool rope = problem.shape.size() == 4;
-    const Status s = fused_common_checks(family("QKNORM"), problem, params, {at::kFloat, at::kBFloat16},
-                                         /*min_alignment=*/rope ? 16 : 1);
+    const Status s =
+        fused_common_checks(family("QKNORM"), problem, params, {at::kFloat, at::kBFloat16},
+                            /*min_alignment=*/rope ? 16 : 1);
     if (s != Status::kSuccess) return s;
     return problem.shape.size() == 3 || rope ? Status::kSuccess : Status::kErrorInvalidProblem;
   }
@@ -90,16 +97,16 @@ class FusedQkNorm final : public QkNormVariant {
   at::Tensor run(const QkNormArgs& args, const ParamValues& params) const override {
     const auto p = with_defaults(family("QKNORM"), params);
     const at::Tensor table = args.table.defined() ? args.table : no_table_sentinel(args.x);
-    return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"), p.at("vec"),
-                                 p.at("row_warps"));
+    return QkNormFunction::apply(args.x, args.weight, table, args.eps, args.heads, p.at("threads"),
+                                 p.at("vec"), p.at("row_warps"));
   }
 };
 
 }  // namespace
 
-const QkNormVariant& fused_qk_norm_variant() {
+const QkNormVariant* fused_qk_norm() {
   static const FusedQkNorm kVariant;
-  return kVariant;
+  return &kVariant;
 }
 
 }  // namespace sg::kernels

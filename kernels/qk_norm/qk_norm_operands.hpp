@@ -20,11 +20,13 @@ inline void with_type(at::ScalarType t, F&& f) {
 // The rotation's operands: heads dividing C into even head widths hd, and the table float64
 // [S, hd / 2, 2] on x's device, contiguous, 16-byte aligned (read as double2). Returns hd / 2.
 inline int64_t check_rope_table(const at::Tensor& table, const at::Tensor& x, int64_t heads) {
-  TORCH_CHECK(heads > 0 && x.size(2) % heads == 0 && (x.size(2) / heads) % 2 == 0, "qk_norm: bad heads");
+  TORCH_CHECK(heads > 0 && x.size(2) % heads == 0 && (x.size(2) / heads) % 2 == 0,
+              "qk_norm: bad heads");
   const int64_t hd = x.size(2) / heads;
-  TORCH_CHECK(table.is_cuda() && table.device() == x.device() && table.scalar_type() == at::kDouble &&
-                  table.is_contiguous() && table.dim() == 3 && table.size(0) == x.size(1) &&
-                  table.size(1) * 2 == hd && table.size(2) == 2 && aligned_to(table, 16),
+  TORCH_CHECK(table.is_cuda() && table.device() == x.device() &&
+                  table.scalar_type() == at::kDouble && table.is_contiguous() && table.dim() == 3 &&
+                  table.size(0) == x.size(1) && table.size(1) * 2 == hd && table.size(2) == 2 &&
+                  aligned_to(table, 16),
               "qk_norm: bad rope table");
   return hd / 2;
 }

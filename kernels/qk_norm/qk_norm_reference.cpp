@@ -1,5 +1,5 @@
 // Reference q/k RMSNorm (Wan's WanRMSNorm) and RMSNorm followed by the 3-D RoPE rotation.
-#include "kernels/rope/rope.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
 
 namespace sg::kernels {
 
@@ -12,7 +12,8 @@ at::Tensor rms_norm_reference(const at::Tensor& x, const at::Tensor& weight, dou
 at::Tensor rms_norm_rope_reference(const at::Tensor& x, const at::Tensor& weight, double eps,
                                    const at::Tensor& table, int64_t heads) {
   const int64_t b = x.size(0), s = x.size(1), c = x.size(2);
-  return rope3d_apply_reference(rms_norm_reference(x, weight, eps).view({b, s, heads, c / heads}), table);
+  return rope3d_apply_reference(rms_norm_reference(x, weight, eps).view({b, s, heads, c / heads}),
+                                table);
 }
 
 }  // namespace sg::kernels

@@ -9,9 +9,9 @@
 // reference's next ATen kernels: + eps (float), rsqrtf, and the per-element
 // normalisation of fused_math.hpp. Squaring x in registers gives the values ATen reads from
 // its squares tensor, which is never materialised; a row of up to 1536 elements is read once
-// (longer rows twice). Applies where rms_norm_rows_applies says (launchers.hpp).
+// (longer rows twice). Applies where rms_norm_rows_applies says (qk_norm_launchers.hpp).
 #include "kernels/common/cuda/fused_math.hpp"
-#include "kernels/common/cuda/launchers.hpp"
+#include "kernels/qk_norm/qk_norm_launchers.hpp"
 #include "kernels/qk_norm/qk_norm_operands.hpp"
 #include "kernels/common/cuda/vector_access.cuh"
 

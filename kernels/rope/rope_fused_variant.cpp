@@ -1,10 +1,11 @@
-// ROPE's fused variant: the CUDA rotation (kernels/cuda/rope3d_fused.cu) as a LibTorch
+// ROPE's fused variant: the CUDA rotation (rope3d_fused.cu) as a LibTorch
 // autograd function whose backward is the fused backward kernel. Bitwise the plain
 // variant (rope3d_apply_reference) in forward and backward; see fused_math.hpp.
 #if SPEEDGATE_WITH_CUDA
 
-#include "kernels/common/cuda/launchers.hpp"
 #include "kernels/common/fused_checks.hpp"
+#include "kernels/rope/rope.hpp"
+#include "kernels/rope/rope_launchers.hpp"
 
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -16,8 +17,8 @@ using torch::autograd::variable_list;
 
 class Rope3dFunction : public torch::autograd::Function<Rope3dFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& table, int64_t threads,
-                            int64_t vec) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& table,
+                            int64_t threads, int64_t vec) {
     ctx->save_for_backward({table});
     ctx->saved_data["threads"] = threads;
     ctx->saved_data["vec"] = vec;
@@ -42,7 +43,8 @@ class FusedRope final : public RopeVariant {
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
     // 16 bytes: the float64 (cos, sin) pairs are read as double2; x pairs need 2 elements.
     const Status s = fused_common_checks(family("ROPE"), problem, params,
-                                         {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble}, /*min_alignment=*/16);
+                                         {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble},
+                                         /*min_alignment=*/16);
     if (s != Status::kSuccess) return s;
     if (problem.shape.size() != 4 || problem.shape[3] % 2 != 0) return Status::kErrorInvalidProblem;
     return Status::kSuccess;
@@ -56,9 +58,9 @@ class FusedRope final : public RopeVariant {
 
 }  // namespace
 
-const RopeVariant& fused_rope_variant() {
+const RopeVariant* fused_rope() {
   static const FusedRope kVariant;
-  return kVariant;
+  return &kVariant;
 }
 
 }  // namespace sg::kernels

@@ -1,4 +1,4 @@
-// Reference 3-D RoPE: float64 angle table and rotation (see reference_ops.hpp).
+// Reference 3-D RoPE: float64 angle table and rotation (see rope.hpp).
 #include "kernels/rope/rope.hpp"
 
 #include <stdexcept>
@@ -27,9 +27,12 @@ at::Tensor rope3d_table(int64_t frames, int64_t height, int64_t width, int64_t h
   const int64_t ch = c / 3;
   const int64_t cw = c / 3;
   const int64_t cf = c - ch - cw;
-  auto af = axis_angles(frames, cf, theta).view({frames, 1, 1, cf}).expand({frames, height, width, cf});
-  auto ah = axis_angles(height, ch, theta).view({1, height, 1, ch}).expand({frames, height, width, ch});
-  auto aw = axis_angles(width, cw, theta).view({1, 1, width, cw}).expand({frames, height, width, cw});
+  auto af =
+      axis_angles(frames, cf, theta).view({frames, 1, 1, cf}).expand({frames, height, width, cf});
+  auto ah =
+      axis_angles(height, ch, theta).view({1, height, 1, ch}).expand({frames, height, width, ch});
+  auto aw =
+      axis_angles(width, cw, theta).view({1, 1, width, cw}).expand({frames, height, width, cw});
   auto angles = at::cat({af, ah, aw}, /*dim=*/-1).reshape({frames * height * width, c});
   return at::stack({at::cos(angles), at::sin(angles)}, /*dim=*/-1).contiguous().to(device);
 }

@@ -2,7 +2,7 @@
 // fused ROPE variant when FUSED_ROPE selects it and the float64 reference otherwise.
 #include "trainer/lm/lm_block.hpp"
 
-#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
 
 namespace sg::trainer {
 

@@ -1,7 +1,7 @@
 // The wam backbone (see wam_model.hpp).
 #include "trainer/model/wam_model.hpp"
 
-#include "kernels/common/dispatch.hpp"
+#include "kernels/adaln/adaln.hpp"
 #include "kernels/rope/rope.hpp"
 #include "trainer/model/init_device.hpp"
 

@@ -114,7 +114,8 @@ C10_HOST_DEVICE inline T from_float(float v) {
 
 // ---- ROPE: (x0, x1) rotated by (c, s) with float64 products (rope3d_apply_reference):
 //   o0 = x0*c - x1*s,  o1 = x0*s + x1*c, each product and sum rounded in float64.
-C10_HOST_DEVICE inline void rope_forward(double x0, double x1, double c, double s, double& o0, double& o1) {
+C10_HOST_DEVICE inline void rope_forward(double x0, double x1, double c, double s, double& o0,
+                                         double& o1) {
   o0 = dsub(dmul(x0, c), dmul(x1, s));
   o1 = dadd(dmul(x0, s), dmul(x1, c));
 }
@@ -123,7 +124,8 @@ C10_HOST_DEVICE inline void rope_forward(double x0, double x1, double c, double 
 //   (and of x1) are summed (two terms: order-free); the two SelectBackward results are
 //   zero-filled full tensors summed by the engine, so each element gets "+ 0.0" (turning
 //   -0.0 into +0.0).
-C10_HOST_DEVICE inline void rope_backward(double g0, double g1, double c, double s, double& gx0, double& gx1) {
+C10_HOST_DEVICE inline void rope_backward(double g0, double g1, double c, double s, double& gx0,
+                                          double& gx1) {
   gx0 = dadd(dadd(dmul(g0, c), dmul(g1, s)), 0.0);
   gx1 = dadd(dadd(dmul(-g0, s), dmul(g1, c)), 0.0);
 }
@@ -134,8 +136,11 @@ C10_HOST_DEVICE inline float modulate_forward(float normed, float scale, float s
 }
 // grad of normed (before the cast to normed's dtype) and the per-element product whose
 // sum over the broadcast rows is the grad of scale.
-C10_HOST_DEVICE inline float modulate_grad_normed(float g, float scale) { return fmul(g, fadd(scale, 1.0f)); }
-C10_HOST_DEVICE inline void modulate_backward(float g, float normed, float scale, float& g_normed, float& g_scale_elem) {
+C10_HOST_DEVICE inline float modulate_grad_normed(float g, float scale) {
+  return fmul(g, fadd(scale, 1.0f));
+}
+C10_HOST_DEVICE inline void modulate_backward(float g, float normed, float scale, float& g_normed,
+                                              float& g_scale_elem) {
   g_normed = modulate_grad_normed(g, scale);
   g_scale_elem = fmul(g, normed);
 }
@@ -145,7 +150,7 @@ C10_HOST_DEVICE inline void modulate_backward(float g, float normed, float scale
 // read off their sm_90 SASS in the torch 2.11 wheel: which multiply-adds nvcc contracted
 // into FMAs, which divisions are IEEE). The row order around these steps (128 threads per
 // row, 4 consecutive elements per load, warp shuffles, then a tree over the 4 warps) is
-// kernels/cuda/layer_norm_order.cuh.
+// kernels/adaln/layer_norm_order.cuh.
 struct WelfordLN {
   float mean, sigma2, count;
 };
@@ -170,40 +175,50 @@ C10_HOST_DEVICE inline WelfordLN welford_combine(WelfordLN b, WelfordLN a) {
   const float coef = fdiv(1.0f, count);
   const float na = fmul(a.count, coef);
   const float nb = fmul(b.count, coef);
-  return {ffma(a.mean, na, fmul(nb, b.mean)), ffma(fmul(fmul(delta, delta), a.count), nb, fadd(a.sigma2, b.sigma2)),
-          count};
+  return {ffma(a.mean, na, fmul(nb, b.mean)),
+          ffma(fmul(fmul(delta, delta), a.count), nb, fadd(a.sigma2, b.sigma2)), count};
 }
 // cuWelfordCombine when both partials hold `count` elements (every thread of the row pushed
 // the same number, so every lane of a level combines equal counts): ATen's nA and nB are then
 // the same value, `half` = count * (1 / (2 count)), which welford_equal_weight computes once
 // per level instead of an IEEE division per combine. Same operations on the same values as
 // welford_combine, so the same bits.
-C10_HOST_DEVICE inline float welford_equal_weight(float count) { return fmul(count, fdiv(1.0f, fadd(count, count))); }
-C10_HOST_DEVICE inline WelfordLN welford_combine_equal(WelfordLN b, WelfordLN a, float count, float half) {
+C10_HOST_DEVICE inline float welford_equal_weight(float count) {
+  return fmul(count, fdiv(1.0f, fadd(count, count)));
+}
+C10_HOST_DEVICE inline WelfordLN welford_combine_equal(WelfordLN b, WelfordLN a, float count,
+                                                       float half) {
   const float delta = fsub(b.mean, a.mean);
-  return {ffma(a.mean, half, fmul(half, b.mean)), ffma(fmul(fmul(delta, delta), count), half, fadd(a.sigma2, b.sigma2)),
+  return {ffma(a.mean, half, fmul(half, b.mean)),
+          ffma(fmul(fmul(delta, delta), count), half, fadd(a.sigma2, b.sigma2)),
           fadd(count, count)};
 }
 // The normalised element: rstd * (x - mean), two roundings.
-C10_HOST_DEVICE inline float layer_norm_normalize(float x, float mean, float rstd) { return fmul(rstd, fsub(x, mean)); }
+C10_HOST_DEVICE inline float layer_norm_normalize(float x, float mean, float rstd) {
+  return fmul(rstd, fsub(x, mean));
+}
 // LayerNorm backward without affine, per element: the row sums' terms
 //   sum1 += dy;  sum2 += (dy * (x - mean)) * rstd  (one FMA)
-C10_HOST_DEVICE inline void layer_norm_grad_terms(float dy, float x, float mean, float rstd, float& sum1, float& sum2) {
+C10_HOST_DEVICE inline void layer_norm_grad_terms(float dy, float x, float mean, float rstd,
+                                                  float& sum1, float& sum2) {
   sum1 = fadd(sum1, dy);
   sum2 = ffma(fmul(dy, fsub(x, mean)), rstd, sum2);
 }
 // and the input grad: (fma(dy, N, -((x - mean) * rstd) * sum2) - sum1) * term1, with
 // term1 = (1 / N) * rstd.
-C10_HOST_DEVICE inline float layer_norm_grad_input(float dy, float x, float mean, float rstd, float sum1, float sum2,
-                                                   float n, float term1) {
+C10_HOST_DEVICE inline float layer_norm_grad_input(float dy, float x, float mean, float rstd,
+                                                   float sum1, float sum2, float n, float term1) {
   return fmul(term1, fsub(ffma(dy, n, -fmul(fmul(rstd, fsub(x, mean)), sum2)), sum1));
 }
 
 // ---- gated residual: x + y * gate in float32, two roundings.
-C10_HOST_DEVICE inline float gated_forward(float x, float y, float gate) { return fadd(x, fmul(y, gate)); }
+C10_HOST_DEVICE inline float gated_forward(float x, float y, float gate) {
+  return fadd(x, fmul(y, gate));
+}
 // grad of y (before the cast to y's dtype) and the per-element product whose sum is the
 // grad of gate; the grad of x is g cast to x's dtype.
-C10_HOST_DEVICE inline void gated_backward(float g, float y, float gate, float& g_y, float& g_gate_elem) {
+C10_HOST_DEVICE inline void gated_backward(float g, float y, float gate, float& g_y,
+                                           float& g_gate_elem) {
   g_y = fmul(g, gate);
   g_gate_elem = fmul(g, y);
 }
@@ -233,8 +248,8 @@ C10_HOST_DEVICE inline float rms_grad_normed(float g, float w) {
   return to_float(from_float<T>(fmul(g, w)));
 }
 template <typename T>
-C10_HOST_DEVICE inline void rms_backward_products(float g, float xf, float r, float w, float& g_r_elem,
-                                                  float& g_w_elem) {
+C10_HOST_DEVICE inline void rms_backward_products(float g, float xf, float r, float w,
+                                                  float& g_r_elem, float& g_w_elem) {
   g_r_elem = fmul(rms_grad_normed<T>(g, w), xf);
   g_w_elem = fmul(g, to_float(from_float<T>(fmul(xf, r))));
 }

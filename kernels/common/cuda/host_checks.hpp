@@ -1,4 +1,4 @@
-// Host-side helpers shared by the CUDA launchers (kernels/cuda/*.cu): pointer alignment and
+// Host-side helpers shared by the CUDA launchers (kernels/<family>/*.cu): pointer alignment and
 // the float32 / bf16 dispatch of a row tensor's element type.
 #pragma once
 

@@ -5,7 +5,7 @@
 // (the controller's kernel-level trials), so both time exactly the same thing.
 #pragma once
 
-#include "kernels/common/registry.hpp"
+#include "kernels/common/variant.hpp"
 
 #include <ATen/ATen.h>
 
@@ -30,13 +30,15 @@ struct OpCase {
   double bytes = 0;    // the forward's minimal traffic: inputs read once, outputs written once
   std::vector<std::vector<at::Tensor>> sets;  // rotating input sets
   // Forward of set `inputs`: the plain variant when params is null, else the fused one.
-  std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>& inputs, const ParamValues* params)> run;
+  std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>& inputs,
+                                        const ParamValues* params)>
+      run;
 };
 
-// The ops of `family` ("ROPE", "CAT", "ADALN", "QKNORM") with `input_sets` random input
-// sets each. On CUDA the dtypes and autocast are the model's under bf16 autocast; on the
-// CPU (plain variants only) everything is float32, as the model runs there.
-// Throws std::invalid_argument for an unknown family.
+// The ops of `family` (a registered family's name: "ROPE", "CAT", ...; each family's
+// <family>_cases.cpp builds them) with `input_sets` random input sets each. On CUDA the dtypes and
+// autocast are the model's under bf16 autocast; on the CPU (plain variants only) everything is
+// float32, as the model runs there. Throws std::invalid_argument for an unknown family.
 std::vector<OpCase> op_cases(const std::string& family, const KernelShape& shape, int input_sets);
 
 }  // namespace sg::kernels

@@ -6,8 +6,8 @@
 #if SPEEDGATE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/Sleep.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime.h>
 #endif
 
@@ -24,12 +24,14 @@ namespace {
 // launches: the host time between calling fn and its last launch) seen over the warm-up
 // runs, which this runs; the first run, which pays one-time set-up (module loading,
 // library handles, allocations), counts only when it is the only one. At least 20 us.
-int64_t dispatch_cover_cycles(int sets, const TimerOptions& options, const std::function<void(int)>& fn) {
+int64_t dispatch_cover_cycles(int sets, const TimerOptions& options,
+                              const std::function<void(int)>& fn) {
   double longest_s = 0;
   for (int i = 0; i < options.warmup; ++i) {
     const auto start = std::chrono::steady_clock::now();
     fn(i % sets);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (i > 0 || options.warmup == 1) longest_s = std::max(longest_s, s);
     C10_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -43,7 +45,8 @@ int64_t dispatch_cover_cycles(int sets, const TimerOptions& options, const std::
 // the time is the GPU's, from the first to the last kernel fn queues: a spin kernel queued
 // before the start event keeps the GPU busy while the host dispatches fn (the host runs
 // ahead in training, so its dispatch time is not the op's).
-double median_ms(c10::Device device, int sets, const TimerOptions& options, const std::function<void(int)>& fn) {
+double median_ms(c10::Device device, int sets, const TimerOptions& options,
+                 const std::function<void(int)>& fn) {
   std::vector<double> ms;
 #if SPEEDGATE_WITH_CUDA
   if (device.is_cuda()) {
@@ -72,10 +75,13 @@ double median_ms(c10::Device device, int sets, const TimerOptions& options, cons
     for (int i = 0; i < options.repeats; ++i) {
       const auto start = std::chrono::steady_clock::now();
       fn(i % sets);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
   }
-  if (ms.empty()) throw std::runtime_error("cannot time on device " + device.str() + " in this build");
+  if (ms.empty())
+    throw std::runtime_error("cannot time on device " + device.str() + " in this build");
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
@@ -120,7 +126,8 @@ double device_copy_rate(const TimerOptions& options) {
     src.push_back(at::empty({int64_t{1} << 30}, opts));
     dst.push_back(at::empty({int64_t{1} << 30}, opts));
   }
-  const double ms = median_ms(c10::Device(c10::kCUDA), kSets, options, [&](int i) { dst[i].copy_(src[i]); });
+  const double ms =
+      median_ms(c10::Device(c10::kCUDA), kSets, options, [&](int i) { dst[i].copy_(src[i]); });
   return 2.0 * double(int64_t{1} << 30) / (ms * 1e-3);
 #else
   (void)options;
