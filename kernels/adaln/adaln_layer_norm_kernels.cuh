@@ -3,8 +3,8 @@
 // program can time these kernels against experiments (benchmarks/experiments/).
 #pragma once
 
-#include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/adaln/layer_norm_order.cuh"
+#include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/common/cuda/vector_access.cuh"
 
 #include <cstdint>
@@ -51,12 +51,12 @@ constexpr int kCachedVectors = 4;
 // 1 / n for the counts of a play's pushes from registers (n = 4k + e + 1), correctly rounded
 // (the compiler divides at compile time, as __fdiv_rn would at run time).
 static __constant__ float kReciprocal[kCachedVectors * kVec] = {
-    1.0f / 1,  1.0f / 2,  1.0f / 3,  1.0f / 4,  1.0f / 5,  1.0f / 6,  1.0f / 7,  1.0f / 8,
-    1.0f / 9,  1.0f / 10, 1.0f / 11, 1.0f / 12, 1.0f / 13, 1.0f / 14, 1.0f / 15, 1.0f / 16};
+    1.0f / 1, 1.0f / 2,  1.0f / 3,  1.0f / 4,  1.0f / 5,  1.0f / 6,  1.0f / 7,  1.0f / 8,
+    1.0f / 9, 1.0f / 10, 1.0f / 11, 1.0f / 12, 1.0f / 13, 1.0f / 14, 1.0f / 15, 1.0f / 16};
 
 template <typename TX, int kCached, int kPlays, bool kGrad>
 struct RowCache {
-  static constexpr int kSlots = kCached > 0 ? kCached * kPlays : 1;
+  static constexpr int kSlots = kCached > 0 ? int{kCached} * kPlays : 1;
   Pack<TX, kVec> x[kSlots];
   float g[kGrad ? kSlots : 1][kVec];
 };
@@ -78,6 +78,25 @@ inline EqualWeights equal_weights(int cached_vectors) {
   return e;
 }
 
+// The row's statistics from the plays' partial states in ATen's combine order
+// (lno::row_stats); with kEqual the combines join equal counts with precomputed weights.
+// Every thread of the block calls it (row_stats may synchronise the block).
+template <int kRowLanes, int kCached, bool kEqual>
+__device__ __forceinline__ fm::WelfordLN combined_stats(
+    fm::WelfordLN (&w)[lno::RowLayout<kRowLanes>::kPlays], int n, float* slots, int t,
+    EqualWeights equal) {
+  if constexpr (kEqual) {
+    return lno::row_stats<kRowLanes>(
+        w, n, slots, t, [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
+          return fm::welford_combine_equal(b, a, equal_count(kCached, level), equal.half[level]);
+        });
+  } else {
+    return lno::row_stats<kRowLanes>(w, n, slots, t, [](int, fm::WelfordLN b, fm::WelfordLN a) {
+      return fm::welford_combine(b, a);
+    });
+  }
+}
+
 // kEqual: the row fills every play's kCached slots (see EqualWeights): the pushes need no
 // per-vector guard (their counts fold to constants) and the combines no division. The
 // statistics' operations and order are the same either way, and for every kRowLanes.
@@ -86,9 +105,10 @@ inline EqualWeights equal_weights(int cached_vectors) {
 template <typename TX, int kCached, bool kEqual, int kRowLanes, int kMinBlocks = 1>
 __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     modulate_ln_fwd_kernel(const TX* __restrict__ x, const float* __restrict__ scale,
-                           const float* __restrict__ shift, float* __restrict__ out, float* __restrict__ mean_out,
-                           float* __restrict__ rstd_out, int64_t rows, int n, int64_t seq, int64_t scale_stride,
-                           int64_t shift_stride, float eps, EqualWeights equal) {
+                           const float* __restrict__ shift, float* __restrict__ out,
+                           float* __restrict__ mean_out, float* __restrict__ rstd_out, int64_t rows,
+                           int n, int64_t seq, int64_t scale_stride, int64_t shift_stride,
+                           float eps, EqualWeights equal) {
   static_assert(!kEqual || kCached > 0, "equal counts need the register cache");
   using L = lno::RowLayout<kRowLanes>;
   constexpr int kPlays = L::kPlays;
@@ -137,17 +157,8 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
         for (int e = 0; e < kVec; ++e) w[j] = fm::welford_push(w[j], v[e]);
       }
   }
-  fm::WelfordLN stats;
-  if constexpr (kEqual) {
-    stats = lno::row_stats<kRowLanes>(w, n, slots.of(s.group), s.t,
-                                      [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
-                                        return fm::welford_combine_equal(b, a, equal_count(kCached, level),
-                                                                         equal.half[level]);
-                                      });
-  } else {
-    stats = lno::row_stats<kRowLanes>(w, n, slots.of(s.group), s.t,
-                                      [](int, fm::WelfordLN b, fm::WelfordLN a) { return fm::welford_combine(b, a); });
-  }
+  const fm::WelfordLN stats =
+      combined_stats<kRowLanes, kCached, kEqual>(w, n, slots.of(s.group), s.t, equal);
   if (!s.valid) return;
   const float rstd = rsqrtf(fm::fadd(stats.sigma2, eps));  // ATen: c10::cuda::compat::rsqrt
   const int64_t b = s.row / seq;
@@ -160,7 +171,8 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
     Pack<float, kVec> r;
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e], shv.v[e]);
+      r.v[e] = fm::modulate_forward(fm::layer_norm_normalize(v[e], stats.mean, rstd), scv.v[e],
+                                    shv.v[e]);
     store<kVec>(o, i * kVec, r);
   };
   if constexpr (kCached > 0) {
@@ -183,8 +195,8 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
 // registers in c (filled by read(i, g, x) first when read_first), or, with kCached == 0,
 // reading each vector again.
 template <int kRowLanes, typename TX, int kCached, int kPlays, typename Read, typename F>
-__device__ inline void each_vector(int t, int nv, RowCache<TX, kCached, kPlays, true>& c, bool read_first, Read&& read,
-                                   F&& f) {
+__device__ inline void each_vector(int t, int nv, RowCache<TX, kCached, kPlays, true>& c,
+                                   bool read_first, Read&& read, F&& f) {
   using L = lno::RowLayout<kRowLanes>;
   if constexpr (kCached > 0) {
     if (read_first) {
@@ -226,8 +238,9 @@ __device__ inline void each_vector(int t, int nv, RowCache<TX, kCached, kPlays, 
 // ToCopyBackward does).
 template <typename TX, int kCached, int kRowLanes>
 __global__ void __launch_bounds__(kMaxThreads)
-    modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX* __restrict__ x, const float* __restrict__ mean,
-                           const float* __restrict__ rstd, const float* __restrict__ scale, TX* __restrict__ dx,
+    modulate_ln_bwd_kernel(const float* __restrict__ grad, const TX* __restrict__ x,
+                           const float* __restrict__ mean, const float* __restrict__ rstd,
+                           const float* __restrict__ scale, TX* __restrict__ dx,
                            float* __restrict__ g_scale_elem, int64_t rows, int n, int64_t seq,
                            int64_t scale_stride) {
   constexpr int kPlays = lno::RowLayout<kRowLanes>::kPlays;
@@ -269,7 +282,8 @@ __global__ void __launch_bounds__(kMaxThreads)
 #pragma unroll
     for (int e = 0; e < kVec; ++e) {
       const float dy = fm::modulate_grad_normed(g[e], scv.v[e]);
-      r.v[e] = fm::from_float<TX>(fm::layer_norm_grad_input(dy, v[e], m, rs, row_sum1, row_sum2, fn, term1));
+      r.v[e] = fm::from_float<TX>(
+          fm::layer_norm_grad_input(dy, v[e], m, rs, row_sum1, row_sum2, fn, term1));
     }
     store<kVec>(dx + off, i * kVec, r);
   };
