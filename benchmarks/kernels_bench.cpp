@@ -2,16 +2,16 @@
 // parameter combination of each fused CUDA variant at the wam `base` shapes
 // (`--micro-batch B`, default 8), forward and forward + backward, with CUDA events: median
 // of 31 after 5 warm-up runs, inputs rotated over kInputSets sets (each larger than L2
-// together). The ops and the timer are kernels/timing/ (shared with speedgate-train's
+// together). The ops and the timer are kernels/common/timing/ (shared with speedgate-train's
 // kernel-trial command, which the controller's kernel-level trials run).
 // Bandwidth is the op's minimal traffic (read inputs, write outputs once) over the median
 // time, also as a fraction of the measured device-to-device copy rate. Measures; never
 // asserts. Prints a Markdown table (commit it under benchmarks/results/ with the GPU,
 // date and commit). `--json PATH` also writes every row as JSON: the exhaustive sweep
 // that speedgate-variant-gap compares a campaign's chosen variants against.
-#include "kernels/registry/families.hpp"
-#include "kernels/timing/op_cases.hpp"
-#include "kernels/timing/op_timer.hpp"
+#include "kernels/common/registry.hpp"
+#include "kernels/common/timing/op_cases.hpp"
+#include "kernels/common/timing/op_timer.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!at::cuda::is_available() || fused_rope() == nullptr) {
+  if (!at::cuda::is_available() || !families().front().available) {
     std::fprintf(stderr, "speedgate-kernels-bench: needs a CUDA device and a CUDA build\n");
     return 2;
   }
@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   KernelShape shape;  // wam base
   shape.batch = micro_batch;
-  for (const char* fam : {"ROPE", "CAT", "ADALN", "QKNORM"}) {
-    for (const auto& op : op_cases(fam, shape, kInputSets)) bench_op(op);
+  for (const auto& fam : families()) {
+    for (const auto& op : op_cases(fam.name, shape, kInputSets)) bench_op(op);
   }
   if (!json_path.empty() && !write_json(json_path, *prop, micro_batch)) {
     std::fprintf(stderr, "speedgate-kernels-bench: cannot write %s\n", json_path.c_str());

@@ -1,8 +1,8 @@
 #include "trainer/kernel_trial.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/timing/op_cases.hpp"
-#include "kernels/timing/op_timer.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/common/timing/op_cases.hpp"
+#include "kernels/common/timing/op_timer.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/workload/workload.hpp"

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "kernels/timing/op_timer.hpp"
+#include "kernels/common/timing/op_timer.hpp"
 
 namespace sg::trainer {
 

@@ -2,7 +2,7 @@
 // kernel registry as describe --json prints them.
 #include "trainer/manifest.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 #include "speedgate_build_info.hpp"
 #include "trainer/switches/switch_table.hpp"
 #include "trainer/workload/workload.hpp"

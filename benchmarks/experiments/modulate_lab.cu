@@ -7,7 +7,7 @@
 // benchmarks/results/gpu-notes.md. Built as speedgate-modulate-lab in CUDA builds, or alone:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I. -I<torch>/include benchmarks/experiments/modulate_lab.cu
 //   speedgate-modulate-lab [micro-batch ...]   (default: 32 8)
-#include "kernels/cuda/adaln_layer_norm_kernels.cuh"
+#include "kernels/adaln/adaln_layer_norm_kernels.cuh"
 
 #include <cuda_runtime.h>
 

@@ -1,7 +1,7 @@
 // `speedgate-train kernel-trial` on CUDA at wam base shapes: every legal variant of each
 // family is timed next to plain, and each one's outputs and input grads are bitwise the
 // plain variant's (the ranking the controller's `kernels` strategy trusts).
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 #include "trainer/trainer_harness.hpp"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,8 @@
 // legal parameter combination, base and odd shapes, modulation vectors that are chunks
 // of [B, 6, C] or broadcast [1, 1, C], poisoned outputs; the linear layers' bias add (float32 /
 // bf16 rows, float32 bias) behind a matmul as the model runs it; plus the first-call check.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/adaln/adaln_launchers.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 #include "trainer/runtime/autocast.hpp"
 
@@ -206,7 +207,7 @@ TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
 
 TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMismatch) {
   testing::reset_first_call_checks();
-  select_kernels({false, false, true, {{"ADALN", "threads=512,vec=4"}}});
+  select_kernels({{{"ADALN", true}}, {{"ADALN", "threads=512,vec=4"}}});
   const AdalnShape s{2, 1280, 1536};
   auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())).to(at::kBFloat16);
   auto mod = modulation(s, false);

@@ -3,7 +3,7 @@
 // both grads, with one missing, and with signed zeros), every legal parameter combination,
 // base and odd shapes (rows whose bytes are not a multiple of 16, misaligned operands),
 // float32 / bf16, poisoned outputs; plus the first-call check and its fallback.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/cat/cat.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 
 namespace sg::kernels {
@@ -102,7 +102,7 @@ TEST(KernelsCat, CanImplementRefusesWhatItCannotRun) {
 
 TEST(KernelsCat, FirstCallCheckPassesThenFallsBackOnInjectedMismatch) {
   testing::reset_first_call_checks();
-  select_kernels({false, true, false, {{"CAT", "threads=512,rows_per_block=2"}}});
+  select_kernels({{{"CAT", true}}, {{"CAT", "threads=512,rows_per_block=2"}}});
   auto video = at::randn({2, 1280, 1536}, at::TensorOptions().device(cuda0())).requires_grad_(true);
   auto action = at::randn({2, 16, 1536}, video.options()).requires_grad_(true);
   auto joint = joint_cat(video, action);

@@ -5,7 +5,8 @@
 // action q/k [B, 16, 1536], cross-attention q [B, 1280, 1536]) and odd shapes (C not a
 // multiple of any vector width, one row), poisoned outputs; plus can_implement's refusals
 // and the first-call check of both ops.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
+#include "kernels/qk_norm/qk_norm_launchers.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 #include "trainer/runtime/autocast.hpp"
 
@@ -158,7 +159,7 @@ TEST(KernelsQkNorm, CanImplementRefusesWhatItCannotRun) {
 
 TEST(KernelsQkNorm, FirstCallChecksPassUnderAutocastThenFallBackOnInjectedMismatch) {
   testing::reset_first_call_checks();
-  select_kernels({true, false, false, {{"QKNORM", "threads=512,vec=4"}}, true});
+  select_kernels({{{"ROPE", true}, {"QKNORM", true}}, {{"QKNORM", "threads=512,vec=4"}}});
   auto opts = at::TensorOptions().device(cuda0());
   auto x = at::randn({2, 1280, 1536}, opts).to(at::kBFloat16);
   auto w = at::randn({1536}, opts);

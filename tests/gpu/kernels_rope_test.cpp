@@ -2,7 +2,7 @@
 // backward: every legal parameter combination, base and odd shapes, float32 / bf16 (and
 // fp16 / float64 on the small shapes), poisoned outputs. Plus the dispatch's first-call
 // check: it passes with the real kernel and falls back on an injected mismatch.
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/rope/rope.hpp"
 #include "tests/gpu/kernels_test_util.hpp"
 
 namespace sg::kernels {
@@ -67,7 +67,7 @@ TEST(KernelsRope, CanImplementRefusesWhatItCannotRun) {
   EXPECT_NE(v.can_implement(rope_problem({flat.narrow(0, 1, x.numel()).view(x.sizes()), table}), p), Status::kSuccess);
   EXPECT_EQ(v.can_implement(rope_problem({x, table}), {{"threads", 100}, {"vec", 2}}), Status::kErrorConstraint);
   // Through the dispatch, a non-contiguous x runs plain and still matches.
-  select_kernels({true, false, false, {}});
+  select_kernels({{{"ROPE", true}}, {}});
   auto xt = x.transpose(1, 2).contiguous().transpose(1, 2);
   EXPECT_TRUE(bitwise_equal(rope_apply(xt, table), rope3d_apply_reference(xt, table)));
   select_kernels({});
@@ -75,7 +75,7 @@ TEST(KernelsRope, CanImplementRefusesWhatItCannotRun) {
 
 TEST(KernelsRope, FirstCallCheckPassesWithTheRealKernel) {
   testing::reset_first_call_checks();
-  select_kernels({true, false, false, {{"ROPE", "threads=128,vec=4"}}});
+  select_kernels({{{"ROPE", true}}, {{"ROPE", "threads=128,vec=4"}}});
   auto table = rope3d_table(5, 16, 16, 128, 10000.0, cuda0());
   auto x = at::randn({2, 1280, 12, 128}, at::TensorOptions().device(cuda0())).requires_grad_(true);
   auto y = rope_apply(x, table);
@@ -87,7 +87,7 @@ TEST(KernelsRope, FirstCallCheckPassesWithTheRealKernel) {
 
 TEST(KernelsRope, FirstCallMismatchFallsBackToPlain) {
   testing::reset_first_call_checks();
-  select_kernels({true, false, false, {}});
+  select_kernels({{{"ROPE", true}}, {}});
   testing::inject_first_call_mismatch("ROPE");
   auto table = rope3d_table(2, 4, 4, 12, 10000.0, cuda0());
   auto x = at::randn({1, 32, 2, 12}, at::TensorOptions().device(cuda0()));

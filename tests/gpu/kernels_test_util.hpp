@@ -3,9 +3,9 @@
 // forward + autograd backward of a variant on fresh leaves.
 #pragma once
 
-#include "kernels/cuda/launchers.hpp"
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/registry/families.hpp"
+#include "kernels/common/cuda/launchers.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/common/registry.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

@@ -1,12 +1,14 @@
-// The fused kernels' per-element math (kernels/cuda/fused_math.hpp) run on the host over
+// The fused kernels' per-element math (kernels/common/cuda/fused_math.hpp) run on the host over
 // whole tensors, the way the CUDA kernels apply it, against the reference ops' forward
 // and LibTorch autograd's backward: bit for bit (bitwise_equal: -0.0 != +0.0). This pins
 // the rounding steps and the engine's accumulation semantics (the "+ 0" of summed
 // zero-filled select/slice grads, the dtype casts, sum_to for broadcast operands) that
 // the CUDA kernels must reproduce; tests/gpu/kernels_*_test.cpp then check the kernels.
-#include "kernels/cuda/fused_math.hpp"
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/cat/cat.hpp"
+#include "kernels/common/cuda/fused_math.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

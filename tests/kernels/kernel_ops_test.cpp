@@ -1,8 +1,11 @@
-// Kernel op dispatch (kernels/ops/kernel_ops.hpp) on the CPU: selection and parameter
+// Kernel op dispatch (kernels/common/dispatch.hpp) on the CPU: selection and parameter
 // errors, plain when unselected or when can_implement says no, and the first-call check
 // with its fallback, exercised through test variants standing in for the CUDA ones.
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/cat/cat.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 
@@ -70,8 +73,7 @@ class TestQkNorm final : public QkNormVariant {
 class KernelOps : public ::testing::Test {
  protected:
   void TearDown() override {
-    testing::override_fused(nullptr, nullptr, nullptr);
-    testing::override_fused_qk_norm(nullptr);
+    for (const auto& f : families()) testing::override_fused(f.name, nullptr);
     select_kernels({});
     testing::reset_first_call_checks();
   }
@@ -94,17 +96,36 @@ TEST_F(KernelOps, UnselectedFamiliesRunPlain) {
 #if !SPEEDGATE_WITH_CUDA
 TEST_F(KernelOps, SelectingAFamilyWithoutFusedVariantIsAnError) {
   KernelSelection sel;
-  sel.fused_rope = true;
+  sel.fused["ROPE"] = true;
   EXPECT_THROW(select_kernels(sel), std::invalid_argument);
 }
 #endif
 
+TEST_F(KernelOps, SelectionIsKeyedByFamilyNameAndRefusesUnknownOnes) {
+  KernelSelection sel;
+  sel.fused["NO_SUCH_FAMILY"] = true;
+  try {
+    select_kernels(sel);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("NO_SUCH_FAMILY"), std::string::npos) << e.what();
+  }
+  TestCat cat;
+  testing::override_fused("CAT", &cat);
+  sel.fused = {{"ROPE", false}, {"CAT", true}};  // an explicit false is plain, as absent
+  ASSERT_NO_THROW(select_kernels(sel));
+  auto v = at::randn({2, 3, 4}), a = at::randn({2, 1, 4});
+  joint_cat(v, a);
+  EXPECT_GE(cat.calls.load(), 1);
+}
+
 TEST_F(KernelOps, BadParametersNameTheFamily) {
   TestRope exact(false);
   TestCat cat;
-  testing::override_fused(&exact, &cat, nullptr);
+  testing::override_fused("ROPE", &exact);
+  testing::override_fused("CAT", &cat);
   KernelSelection sel;
-  sel.fast_cat = true;
+  sel.fused["CAT"] = true;
   sel.params["CAT"] = "threads=512,rows_per_block=4";
   try {
     select_kernels(sel);
@@ -118,9 +139,9 @@ TEST_F(KernelOps, BadParametersNameTheFamily) {
 
 TEST_F(KernelOps, ExactFusedVariantPassesFirstCallAndIsUsed) {
   TestRope exact(false);
-  testing::override_fused(&exact, nullptr, nullptr);
+  testing::override_fused("ROPE", &exact);
   KernelSelection sel;
-  sel.fused_rope = true;
+  sel.fused["ROPE"] = true;
   select_kernels(sel);
   auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
   auto x = at::randn({2, 8, 3, 12}).requires_grad_(true);
@@ -138,9 +159,9 @@ TEST_F(KernelOps, ExactFusedVariantPassesFirstCallAndIsUsed) {
 
 TEST_F(KernelOps, DifferingFusedVariantFallsBackToPlainOnFirstCall) {
   TestRope wrong(true);
-  testing::override_fused(&wrong, nullptr, nullptr);
+  testing::override_fused("ROPE", &wrong);
   KernelSelection sel;
-  sel.fused_rope = true;
+  sel.fused["ROPE"] = true;
   select_kernels(sel);
   auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
   auto x = at::randn({1, 8, 2, 12});
@@ -157,9 +178,9 @@ TEST_F(KernelOps, DifferingFusedVariantFallsBackToPlainOnFirstCall) {
 
 TEST_F(KernelOps, InjectedMismatchFallsBackAndCatSplitAreCheckedSeparately) {
   TestCat cat;
-  testing::override_fused(nullptr, &cat, nullptr);
+  testing::override_fused("CAT", &cat);
   KernelSelection sel;
-  sel.fast_cat = true;
+  sel.fused["CAT"] = true;
   select_kernels(sel);
   auto v = at::randn({2, 3, 4}).requires_grad_(true), a = at::randn({2, 2, 4}).requires_grad_(true);
   auto joint = joint_cat(v, a);
@@ -179,14 +200,14 @@ TEST_F(KernelOps, InjectedMismatchFallsBackAndCatSplitAreCheckedSeparately) {
 TEST_F(KernelOps, QkNormRunsFusedAndNormRopeNeedsRopeSelectedToo) {
   TestQkNorm exact(false);
   TestRope rope(false);
-  testing::override_fused(&rope, nullptr, nullptr);
-  testing::override_fused_qk_norm(&exact);
+  testing::override_fused("ROPE", &rope);
+  testing::override_fused("QKNORM", &exact);
   auto table = rope3d_table(1, 2, 3, 8, 10000.0, at::kCPU);
   auto x = at::randn({2, 6, 16}).requires_grad_(true);
   auto w = at::randn({16}).requires_grad_(true);
   const auto ref = rms_norm_rope_reference(x.detach(), w.detach(), 1e-6, table, 2);
   KernelSelection sel;
-  sel.fused_qk_norm = true;
+  sel.fused["QKNORM"] = true;
   select_kernels(sel);
   EXPECT_TRUE(bitwise_equal(rms_norm(x, w, 1e-6).detach(), rms_norm_reference(x.detach(), w.detach(), 1e-6)));
   EXPECT_GE(exact.norm_calls.load(), 2);  // first-call comparison and the call
@@ -194,7 +215,7 @@ TEST_F(KernelOps, QkNormRunsFusedAndNormRopeNeedsRopeSelectedToo) {
   EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 2).detach(), ref));
   EXPECT_EQ(exact.rope_calls.load(), 0);
   EXPECT_EQ(rope.calls.load(), 0);
-  sel.fused_rope = true;
+  sel.fused["ROPE"] = true;
   select_kernels(sel);
   EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 2).detach(), ref));
   EXPECT_GE(exact.rope_calls.load(), 2);
@@ -209,11 +230,11 @@ TEST_F(KernelOps, QkNormRunsFusedAndNormRopeNeedsRopeSelectedToo) {
 TEST_F(KernelOps, DifferingQkNormFallsBackAndNormRopeThenComposesTheTwoOps) {
   TestQkNorm wrong(true);
   TestRope rope(false);
-  testing::override_fused(&rope, nullptr, nullptr);
-  testing::override_fused_qk_norm(&wrong);
+  testing::override_fused("ROPE", &rope);
+  testing::override_fused("QKNORM", &wrong);
   KernelSelection sel;
-  sel.fused_qk_norm = true;
-  sel.fused_rope = true;
+  sel.fused["QKNORM"] = true;
+  sel.fused["ROPE"] = true;
   select_kernels(sel);
   auto table = rope3d_table(1, 2, 3, 8, 10000.0, at::kCPU);
   auto x = at::randn({2, 6, 16}), w = at::randn({16});

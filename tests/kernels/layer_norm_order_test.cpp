@@ -1,12 +1,12 @@
 // ADALN's LayerNorm-inside math (fused_math.hpp's welford_*, layer_norm_* and modulate
-// functions) in the row order of kernels/cuda/layer_norm_order.cuh (ATen's CUDA order: 128
+// functions) in the row order of kernels/adaln/layer_norm_order.cuh (ATen's CUDA order: 128
 // threads per row, 4-element vectors, shuffle-down trees, then the warps), run on the host
 // against LibTorch's CPU LayerNorm + modulate and its autograd backward. The CPU kernel sums
 // in another order, so the comparison is within float32 rounding, not bitwise (the GPU test
 // KernelsAdaln.ModulateWithLayerNormInsideMatchesPlainBitwise compares the CUDA kernels with
 // ATen's CUDA LayerNorm bit for bit); this catches a wrong formula, sign or tree here.
-#include "kernels/cuda/fused_math.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/common/cuda/fused_math.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

@@ -1,13 +1,13 @@
 // QKNORM's fused structure run on the host: the per-element passes of
-// kernels/cuda/qk_norm_fused.cu (fused_math.hpp's rms_* functions, plus the rotation for
+// kernels/qk_norm/qk_norm_fused.cu (fused_math.hpp's rms_* functions, plus the rotation for
 // the video q/k) around the same ATen reductions and [B, S, 1] ops that
-// kernels/fused/qk_norm_fused.cpp runs, against rms_norm_reference's forward and
+// kernels/qk_norm/qk_norm_fused_variant.cpp runs, against rms_norm_reference's forward and
 // LibTorch autograd's backward: bit for bit, float32 and bf16 x, odd shapes, one row.
 // This pins the op order and the engine's casts/reductions the CUDA passes reproduce;
 // tests/gpu/kernels_qk_norm_test.cpp then checks the kernels themselves.
-#include "kernels/cuda/fused_math.hpp"
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/common/cuda/fused_math.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>

@@ -1,8 +1,11 @@
 // Every kernel variant against the reference ops (the plain variants today; fused CUDA
 // variants join when they exist), plus the registry's parameter parsing and constraints.
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
-#include "kernels/registry/families.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/cat/cat.hpp"
+#include "kernels/common/dispatch.hpp"
+#include "kernels/common/registry.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
+#include "kernels/rope/rope.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include "trainer/switches/switch_table.hpp"
 #include "trainer/workload/workload.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // weight, then bias, then initialise weight, then bias, with the same init functions.
 #include "trainer/model/device_modules.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
 #include "trainer/model/init_device.hpp"
 #include "trainer/test_mutants.hpp"
 

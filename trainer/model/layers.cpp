@@ -1,7 +1,7 @@
 // Backbone building blocks (see layers.hpp).
 #include "trainer/model/layers.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/model/init_device.hpp"
 
@@ -23,7 +23,7 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
   weight = register_parameter("weight", torch::ones({dim}, parameter_options()));
 }
 
-// The reference composite (kernels/reference/rms_norm_reference.cpp), or the fused QKNORM
+// The reference composite (kernels/qk_norm/qk_norm_reference.cpp), or the fused QKNORM
 // variant when FUSED_QK_NORM selects it.
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) { return sg::kernels::rms_norm(x, weight, eps); }
 

@@ -2,7 +2,7 @@
 #include "trainer/switches/switch_config.hpp"
 
 #include "common/preset/preset_syntax.hpp"
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/switches/switch_table.hpp"
 

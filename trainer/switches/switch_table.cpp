@@ -1,7 +1,7 @@
 // The switch registry (see switch_table.hpp). The only place that names switches.
 #include "trainer/switches/switch_table.hpp"
 
-#include "kernels/registry/families.hpp"
+#include "kernels/common/registry.hpp"
 #include "trainer/test_mutants.hpp"
 
 #include <torch/cuda.h>

@@ -2,7 +2,7 @@
 // fused ROPE variant when FUSED_ROPE selects it and the float64 reference otherwise.
 #include "trainer/workload/lm/lm_block.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/rope/rope.hpp"
 
 namespace sg::trainer {
 

@@ -13,7 +13,7 @@ namespace sg::trainer {
 
 // 1-D RoPE angle table for positions 0..len-1, float64 [len, head_dim/2, 2] of (cos, sin),
 // pairs (x[2j], x[2j+1]) rotated by p·theta^(-2j/head_dim): the layout the ROPE kernel
-// family reads (kernels/reference/reference_ops.hpp), so FUSED_ROPE applies unchanged.
+// family reads (kernels/rope/rope.hpp), so FUSED_ROPE applies unchanged.
 at::Tensor rope1d_table(int64_t len, int64_t head_dim, double theta, c10::Device device);
 
 // [B, 1, L, L] bool, true = may attend: key j <= query i and both in the same document

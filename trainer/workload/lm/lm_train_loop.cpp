@@ -7,7 +7,7 @@
 #include "trainer/workload/lm/lm_train_loop.hpp"
 #include "trainer/runtime/perturb.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/runtime/seed.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/workload/lm/corpus.hpp"
@@ -107,7 +107,7 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   // ---- build: model (fp32 master weights, made on the device), optimizer ----
   const auto build_start = Clock::now();
   sg::kernels::KernelSelection kernels;  // of the fused families only ROPE applies to lm
-  kernels.fused_rope = sw.fused_rope;
+  kernels.fused["ROPE"] = sw.fused_rope;
   kernels.params = sw.kernel_params;
   sg::kernels::select_kernels(kernels);
   torch::manual_seed(mix_seed(seed, 0x6d6f64656c));

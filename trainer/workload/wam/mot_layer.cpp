@@ -1,9 +1,11 @@
 // MoT layer (see mot_layer.hpp). Elementwise chains go through the kernel ops, which run
 // the fused variant of a family selected by its switch (FUSED_ROPE, FAST_CAT, FUSED_ADALN,
-// FUSED_QK_NORM; see kernels/ops/kernel_ops.hpp) and the plain reference ops otherwise.
+// FUSED_QK_NORM; see kernels/common/dispatch.hpp) and the plain reference ops otherwise.
 #include "trainer/workload/wam/mot_layer.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/cat/cat.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
 #include "trainer/model/init_device.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // The wam backbone (see wam_model.hpp).
 #include "trainer/workload/wam/wam_model.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
-#include "kernels/reference/reference_ops.hpp"
+#include "kernels/adaln/adaln.hpp"
+#include "kernels/rope/rope.hpp"
 #include "trainer/model/init_device.hpp"
 
 #include <cmath>

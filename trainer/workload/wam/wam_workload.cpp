@@ -1,7 +1,7 @@
 // The wam workload (see wam_workload.hpp).
 #include "trainer/workload/wam/wam_workload.hpp"
 
-#include "kernels/ops/kernel_ops.hpp"
+#include "kernels/common/dispatch.hpp"
 #include "trainer/model/init_device.hpp"
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/phase_profile.hpp"
@@ -47,7 +47,9 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
   mo.memoize_tables = sw.fast_input;
   mo.cuda_graphs = sw.cuda_graphs;
   // Process-wide (one workload per process): the fused kernel families the switches select.
-  sg::kernels::select_kernels({sw.fused_rope, sw.fast_cat, sw.fused_adaln, sw.kernel_params, sw.fused_qk_norm});
+  sg::kernels::select_kernels({{{"ROPE", sw.fused_rope}, {"CAT", sw.fast_cat}, {"ADALN", sw.fused_adaln},
+                                {"QKNORM", sw.fused_qk_norm}},
+                               sw.kernel_params});
   model = WamModel(c, mo);
   require_on_device(*model, device);
   require_on_device(*text_encoder_, device);

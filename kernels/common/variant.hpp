@@ -1,0 +1,64 @@
+// Kernel-variant interface (CUTLASS style): every kernel family has variants that say
+// whether they can implement a problem and run it. A plain variant composed of ATen ops
+// always exists and is the CPU reference the fused variants are validated against.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sg::kernels {
+
+enum class Status {
+  kSuccess,
+  kErrorNotSupported,    // the variant cannot handle this problem (shape, dtype, device)
+  kErrorInvalidProblem,  // the problem itself is malformed
+  kErrorUnavailable,     // the variant is not built into this binary (e.g. no CUDA)
+  kErrorConstraint,      // the tunable parameters violate a family constraint
+};
+const char* to_string(Status status);
+
+// Tunable parameter values of one variant instance, e.g. {"threads": 128, "vec": 2}.
+using ParamValues = std::map<std::string, int64_t>;
+
+// What a variant is asked to do: shapes, dtype and device of the main operand.
+// Operand facts a fused variant needs beyond shape/dtype/device are filled by the
+// family's problem builder (kernels/<family>/<family>.hpp) from the actual tensors.
+struct Problem {
+  std::vector<int64_t> shape;
+  at::ScalarType dtype = at::kFloat;
+  c10::DeviceType device = c10::DeviceType::CPU;
+  bool contiguous = true;        // every operand has the dense layout the family expects
+  int64_t alignment_bytes = 16;  // min alignment of the operands' data pointers (power of 2)
+  bool operands_match = true;  // secondary operands have the dtype/shape/device the family expects
+};
+
+// A tunable parameter of a family and the values worth searching.
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> values;
+};
+
+// Constraint over a family's parameters: the text is shown in the manifest.
+struct Constraint {
+  std::string text;
+  bool (*holds)(const ParamValues& params) = nullptr;
+};
+
+// Largest power of two (<= 256) dividing the tensor's data address.
+int64_t alignment_of(const at::Tensor& t);
+// The problem of a main operand alone: its shape, dtype, device, density and alignment.
+Problem base_problem(const at::Tensor& main);
+
+class Variant {
+ public:
+  virtual ~Variant() = default;
+  virtual std::string name() const = 0;
+  // REQUIRES: nothing; never throws for an unsupported problem, returns a status.
+  virtual Status can_implement(const Problem& problem, const ParamValues& params) const = 0;
+};
+
+}  // namespace sg::kernels

@@ -1,0 +1,62 @@
+// QKNORM's ops as the model calls them, through the dispatch and its first-call check.
+// rms_norm_rope runs fused only when ROPE is selected too (and has not fallen back).
+#include "kernels/common/first_call.hpp"
+#include "kernels/qk_norm/qk_norm.hpp"
+
+namespace sg::kernels {
+namespace {
+
+FamilyState& qk_norm_state() {
+  static FamilyState& fs = family_state("QKNORM");
+  return fs;
+}
+
+}  // namespace
+
+at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  auto& fs = qk_norm_state();
+  const auto* fused = fused_variant(fs, fused_qk_norm());
+  const QkNormArgs args{x, weight, eps, at::Tensor(), 1};
+  auto compare = [&] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{
+              fused->run({in[0], in[1], eps, at::Tensor(), 1}, fs.params)};
+        },
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{
+              plain_qk_norm().run({in[0], in[1], eps, at::Tensor(), 1}, kNoParams)};
+        },
+        {x, weight}, {true, true});
+  };
+  if (use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm", compare))
+    return fused->run(args, fs.params);
+  return plain_qk_norm().run(args, kNoParams);
+}
+
+at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps,
+                         const at::Tensor& table, int64_t heads) {
+  auto& fs = qk_norm_state();
+  const auto* fused = fused_variant(fs, fused_qk_norm());
+  const QkNormArgs args{x, weight, eps, table, heads};
+  auto compare = [&] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{fused->run({in[0], in[1], eps, in[2], heads}, fs.params)};
+        },
+        [&](const std::vector<at::Tensor>& in) {
+          return std::vector<at::Tensor>{
+              plain_qk_norm().run({in[0], in[1], eps, in[2], heads}, kNoParams)};
+        },
+        {x, weight, table}, {true, true, false});
+  };
+  static const FamilyState& rope = family_state("ROPE");
+  const bool rope_on = rope.selected && !rope.fell_back;
+  if (rope_on && use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm_rope", compare)) {
+    return fused->run(args, fs.params);
+  }
+  const int64_t b = x.size(0), s = x.size(1), c = x.size(2);
+  return rope_apply(rms_norm(x, weight, eps).view({b, s, heads, c / heads}), table);
+}
+
+}  // namespace sg::kernels

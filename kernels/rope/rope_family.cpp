@@ -1,0 +1,56 @@
+// ROPE's registry entry (parameters as data), its plain variant and its problem builder.
+#include "kernels/rope/rope.hpp"
+
+#include <algorithm>
+
+namespace sg::kernels {
+namespace {
+
+class PlainRope final : public RopeVariant {
+ public:
+  std::string name() const override { return "plain_aten"; }
+  Status can_implement(const Problem& problem, const ParamValues&) const override {
+    if (problem.shape.size() != 4 || problem.shape[3] % 2 != 0) return Status::kErrorInvalidProblem;
+    return Status::kSuccess;
+  }
+  at::Tensor run(const RopeArgs& args, const ParamValues&) const override {
+    return rope3d_apply_reference(args.x, args.table);
+  }
+};
+
+}  // namespace
+
+// Defaults: the fastest forward + backward row of the H200 sweeps at wam `base` shapes
+// (benchmarks/results/kernels_h200.md, 2026-11-30 second sweep); every variant is bitwise
+// the plain path, so a default changes speed only.
+FamilyInfo rope_family() {
+  return cuda_family(
+      "ROPE", "FUSED_ROPE", {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
+      {{"threads*vec<=1024",
+        [](const ParamValues& p) { return param(p, "threads") * param(p, "vec") <= 1024; }}},
+      {{"threads", 128}, {"vec", 2}});
+}
+
+const RopeVariant& plain_rope() {
+  static const PlainRope kPlain;
+  return kPlain;
+}
+
+#if !SPEEDGATE_WITH_CUDA
+const RopeVariant* fused_rope() { return nullptr; }
+#endif
+
+Problem rope_problem(const RopeArgs& args) {
+  if (!args.x.defined() || !args.table.defined()) return {};
+  Problem p = base_problem(args.x);
+  const auto& x = args.x;
+  const auto& t = args.table;
+  p.contiguous = p.contiguous && t.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(t));
+  p.operands_match = x.dim() == 4 && t.dim() == 3 && t.scalar_type() == at::kDouble &&
+                     t.device() == x.device() && t.size(0) == x.size(1) &&
+                     t.size(1) * 2 == x.size(3) && t.size(2) == 2;
+  return p;
+}
+
+}  // namespace sg::kernels
