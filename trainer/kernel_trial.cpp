@@ -6,7 +6,7 @@
 #include "trainer/errors.hpp"
 #include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/workload/workload.hpp"
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_table.hpp"

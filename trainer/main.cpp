@@ -3,8 +3,8 @@
 // Exit codes: 0 ok, 2 usage/bad input, 3 out of memory, 4 non-finite loss, 1 crash.
 // Distributed runs (WORLD_SIZE > 1, torchrun's variables; docs/protocol.md "Distributed
 // runs"): every rank runs this; rank 0 alone writes the result file and the heartbeat.
-#include "agent/common/cli_suggest.hpp"
-#include "agent/common/suggest.hpp"
+#include "common/suggest/cli_suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "trainer/cli_flags.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/kernel_trial.hpp"

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
-#include "agent/common/cli_suggest.hpp"
+#include "common/suggest/cli_suggest.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"

@@ -15,7 +15,7 @@
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/runner/describe.hpp"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 
 namespace sg::agent {
 

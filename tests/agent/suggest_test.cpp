@@ -1,9 +1,9 @@
-// agent/common/suggest.hpp and cli_suggest.hpp: did-you-mean for names users type.
-#include "agent/common/suggest.hpp"
+// common/suggest/suggest.hpp and cli_suggest.hpp: did-you-mean for names users type.
+#include "common/suggest/suggest.hpp"
 
 #include <gtest/gtest.h>
 
-#include "agent/common/cli_suggest.hpp"
+#include "common/suggest/cli_suggest.hpp"
 
 namespace sg {
 namespace {

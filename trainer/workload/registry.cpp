@@ -1,6 +1,6 @@
 // The workload registry (see workload.hpp). Registering a workload: include its folder's
 // registration header and add its entry to workloads() below.
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "trainer/errors.hpp"
 #include "trainer/switches/switch_config.hpp"
 #include "trainer/workload/lm/lm_registration.hpp"

@@ -1,7 +1,7 @@
 // Size table and analytic counts of the lm workload (see lm_config.hpp, docs/workloads.md).
 #include "trainer/workload/lm/lm_config.hpp"
 
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "trainer/errors.hpp"
 
 #include <algorithm>

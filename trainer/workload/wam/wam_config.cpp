@@ -1,7 +1,7 @@
 // Size table and analytic counts of the wam workload (see wam_config.hpp, docs/workloads.md).
 #include "trainer/workload/wam/wam_config.hpp"
 
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 #include "trainer/errors.hpp"
 
 namespace sg::trainer {

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "agent/common/suggest.hpp"
+#include "common/suggest/suggest.hpp"
 
 namespace sg {
 
