@@ -248,6 +248,30 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     }
   }
   {
+    SCOPED_TRACE("ReadmeSaysWhatEachPresetCarries");
+    const std::string md = read_file(dir_ + "/presets/README.md").value_or("");
+    Store s(dir_ + "/sg.db");
+    Manifest m = parse_manifest(s.campaign(cid_)->manifest);
+    const auto at = md.find("## What each preset carries");
+    ASSERT_NE(at, std::string::npos) << md;
+    const std::string section = md.substr(at, md.find("## Switches") - at);
+    const auto line_at = section.find("- **fast.env**: proven alone: ");
+    ASSERT_NE(line_at, std::string::npos) << section;
+    const std::string proven = section.substr(line_at, section.find('\n', line_at) - line_at);
+    // Every switch fast.env sets is either proven alone (accepted with an interval) or carried.
+    for (const auto& [name, value] : parse_preset(read_file(dir_ + "/presets/fast.env").value(), m).config) {
+      const bool is_proven = proven.find("`" + name + "`") != std::string::npos;
+      const bool is_carried = section.find("carried: `" + name + "=" + value + "`") != std::string::npos;
+      EXPECT_TRUE(is_proven != is_carried) << name << "\n" << section;
+    }
+    // The fake trainer has no `perturb` capability: no rounding band, and the tolerance
+    // switches say they were gated by the seed band (MutationSuite checks the rounding band's
+    // wording).
+    ASSERT_TRUE(s.rounding_bands(cid_).empty());
+    EXPECT_NE(md.find("no (gated by the seed band)"), std::string::npos) << md;
+    EXPECT_EQ(md.find("gated by 2x the rounding band"), std::string::npos) << md;
+  }
+  {
     SCOPED_TRACE("ImpossibleBudgetWritesNoPreset");
     Store s(dir_ + "/sg.db");
     raw_db(s).exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");

@@ -95,5 +95,32 @@ TEST_F(H200Db, OneHeadlinePerPresetAndSwitchesExplained) {
   }
 }
 
+TEST_F(H200Db, ThePresetsReadmeSaysWhatEachPresetCarries) {
+  Store store(dir + "/c.db");
+  emit_presets(store, 1, dir + "/presets");
+  const std::string md = read_file(dir + "/presets/README.md").value_or("");
+  const auto carried = md.find("## What each preset carries");
+  ASSERT_NE(carried, std::string::npos) << md;
+  const std::string section = md.substr(carried, md.find("## Switches") - carried);
+  // No switch of the seventh campaign's presets was accepted alone with an interval: each
+  // is listed as carried with its own figure (a verdict at 8, a half-range, or none).
+  EXPECT_NE(section.find("- **fast.env**: proven alone: none."), std::string::npos) << section;
+  EXPECT_NE(section.find("  - carried: `FUSED_ADALN=1` (speed): own gain slower: "), std::string::npos)
+      << section;
+  EXPECT_NE(section.find("  - carried: `FUSED_QK_NORM=1` (speed): own gain 1.029x ± 0.000 (half-range, no "
+                         "interval)"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("  - carried: `CKPT_LAYERS=8` (memory): own gain not measured alone"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("  - carried: `KERNEL_ROPE=threads=128,vec=2`: a kernel family's parameters"),
+            std::string::npos)
+      << section;
+  EXPECT_NE(section.find("- **fast_80gb.env**: proven alone: none."), std::string::npos) << section;
+  // That campaign predates the rounding band: its tolerance switches say the seed band.
+  EXPECT_NE(md.find("| no (gated by the seed band) |"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace sg::agent

@@ -79,6 +79,11 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   ASSERT_TRUE(summary.contains("host_noise")) << report.out.substr(0, 2000);
   EXPECT_FALSE(summary.at("host_noise").empty());
   EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
+  // The presets README says which band gated the tolerance class.
+  const auto readme = run_command("cat " + (dir / "presets" / "README.md").string());
+  EXPECT_NE(readme.out.find("no (gated by 2x the rounding band; the seed band as outer bound)"), std::string::npos)
+      << readme.out;
+  EXPECT_NE(readme.out.find("## What each preset carries"), std::string::npos) << readme.out;
   fs::remove_all(dir);
 }
 
