@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "integration/run_command.hpp"
+#include "integration/mutation_campaign.hpp"
 
 namespace sg::test {
 namespace {
@@ -26,27 +26,11 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   const fs::path dir = fs::temp_directory_path() / ("sg-mutants-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string db = (dir / "store.db").string();
-  const std::string log = (dir / "tune.log").string();
-  // --steps = --screen-steps: every screen verdict is at the full budget, so tolerance
-  // verdicts are also confirmed at the 16-step horizon. Two pairs: speed is not asserted.
-  const auto tune = run_command("SPEEDGATE_ADAPTER_MUTANTS=1 " + bin("speedgate") +
-                                " tune --workload cnn --size tiny --db " + db + " --trainer " + trainer +
-                                " --steps 4 --screen-steps 4 --plan screen --threads 1 --seeds 0,1000 "
-                                "--repeats 2 --max-repeats 2 --noise-pairs 2 --presets-out " +
-                                (dir / "presets").string() + " 2>" + log);
-  ASSERT_EQ(tune.exit_code, 0) << run_command("tail -40 " + log).out;
-  const auto report = run_command(bin("speedgate") + " report --json --db " + db);
-  ASSERT_EQ(report.exit_code, 0) << report.out;
-  const auto summary = nlohmann::json::parse(report.out);
-  std::map<std::string, nlohmann::json> by_config;
-  for (const auto& e : summary.at("evaluations")) {
-    by_config[e.at("config_key").get<std::string>()] = e;
-  }
-  const auto verdict = [&](const std::string& key) -> nlohmann::json {
-    auto it = by_config.find(key);
-    return it == by_config.end() ? nlohmann::json() : it->second;
-  };
+  MutationCampaign c;
+  ASSERT_NO_FATAL_FAILURE(run_mutation_campaign("SPEEDGATE_ADAPTER_MUTANTS=1",
+                                                "--workload cnn --size tiny --trainer " + trainer, dir, &c));
+  const auto verdict = [&](const std::string& key) { return c.verdict(key); };
+  const auto& summary = c.summary;
   // Recipe changes whose effect at 4 or 16 steps exceeds 2x the rounding band (measured:
   // docs/controller.md): every one must fail the gate.
   for (const char* key : {"MUT_LR_10=1", "MUT_LR_3=1", "MUT_CLIP=1", "MUT_DROP_POSITIONS=1", "MUT_WARMUP=1",
@@ -76,7 +60,7 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
     EXPECT_EQ(verdict(key).at("gate_class"), "bitwise") << key;
   }
   // The campaign measured the host's noise and both bands.
-  ASSERT_TRUE(summary.contains("host_noise")) << report.out.substr(0, 2000);
+  ASSERT_TRUE(summary.contains("host_noise")) << c.report_text.substr(0, 2000);
   EXPECT_FALSE(summary.at("host_noise").empty());
   EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
   // The presets README says which band gated the tolerance class.
