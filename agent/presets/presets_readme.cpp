@@ -64,10 +64,10 @@ std::string presets_section(const EmitCampaign& c, const std::vector<WrittenPres
   return md;
 }
 
-// A switch's own gain in words: its single-switch verdict with the interval, or why none.
-std::string own_gain_text(const EmitCampaign& c, const SwitchSpec& s) {
+// A switch's own gain in words: its single-switch verdict `e` (own_effect) with the
+// interval, or why there is none.
+std::string own_gain_text(const SwitchSpec& s, const EvaluationRow* e) {
   if (!s.available) return "unavailable here: " + s.unavailable_reason;
-  const EvaluationRow* e = own_effect(c.evals, c.manifest, s.name, c.full_steps);
   if (!e) return "not measured alone";
   const std::string where = fmt::format("`{}`, {} steps, evaluation {}", e->config_key, e->steps, e->id);
   return e->disposition == Disposition::accepted && e->speedup > 0
@@ -102,7 +102,7 @@ std::string carried_section(const EmitCampaign& c, const std::vector<WrittenPres
         proven.push_back(fmt::format("`{}`", name));
       } else {
         carried.push_back(
-            fmt::format("`{}={}` ({}): own gain {}", name, value, s->effect, table_cell(own_gain_text(c, *s))));
+            fmt::format("`{}={}` ({}): own gain {}", name, value, s->effect, table_cell(own_gain_text(*s, e))));
       }
     }
     md += fmt::format("- **{}.env**: proven alone: {}.\n", w.row.name,
@@ -126,8 +126,9 @@ std::string switches_section(const EmitCampaign& c) {
   for (const auto& s : c.manifest.switches) {
     const std::string bitwise =
         s.bitwise() ? (c.deterministic ? "yes" : "yes by class (not verified: non-deterministic run)") : tolerance;
+    const EvaluationRow* alone = own_effect(c.evals, c.manifest, s.name, c.full_steps);
     md += fmt::format("| {} | `{}` | `{}` | {} | {} ({}) | {} | {} |\n", s.name, s.env, s.default_value,
-                      table_cell(s.doc), s.identity, s.effect, bitwise, table_cell(own_gain_text(c, s)));
+                      table_cell(s.doc), s.identity, s.effect, bitwise, table_cell(own_gain_text(s, alone)));
   }
   md += "\n## Combinations that fail the gate\n\n";
   bool any = false;
