@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "agent/dashboard/server.hpp"
-#include "benchmarks/http_get.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "benchmarks/http_get.hpp"
 
 namespace {
 
@@ -38,15 +38,19 @@ struct Load {
 // a person's browser keeps running: it finishes writing its caches (the HTTP cache entry
 // and V8's code cache for Chart.js, which Chromium writes after the script has run), which
 // the next load of a warm profile reads. The ready time is the same either way.
-Load chromium_load(const std::string& url, const std::string& profile, int settle_ms, int linger_ms = 0) {
-  const std::string target =
-      settle_ms > 0 ? "data:text/html,<script>setTimeout(()=>location.replace(\"" + url + "\")," +
-                          std::to_string(settle_ms) + ")</script>"
-                    : url;
+Load chromium_load(const std::string& url, const std::string& profile, int settle_ms,
+                   int linger_ms = 0) {
+  const std::string target = settle_ms > 0
+                                 ? "data:text/html,<script>setTimeout(()=>location.replace(\"" +
+                                       url + "\")," + std::to_string(settle_ms) + ")</script>"
+                                 : url;
   const std::string cmd =
       "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" + profile + " --window-size=1400,2000 "
-      "--enable-logging=stderr --v=0 '" + target + "' 2>&1 | { grep -m1 -o 'dashboard ready in [0-9]* ms ([^)]*)'; " +
+      "--disable-dev-shm-usage --user-data-dir=" +
+      profile +
+      " --window-size=1400,2000 "
+      "--enable-logging=stderr --v=0 '" +
+      target + "' 2>&1 | { grep -m1 -o 'dashboard ready in [0-9]* ms ([^)]*)'; " +
       (linger_ms > 0 ? "sleep " + std::to_string(linger_ms / 1000.0) + "; " : std::string()) +
       "pkill -f -- '" + profile + "'; cat >/dev/null; }";
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -61,7 +65,8 @@ Load chromium_load(const std::string& url, const std::string& profile, int settl
   load.ms = std::stod(out.substr(at + 9));
   const auto open = out.find('(', at);
   const auto close = out.find(')', at);
-  if (open != std::string::npos && close != std::string::npos) load.phases = out.substr(open + 1, close - open - 1);
+  if (open != std::string::npos && close != std::string::npos)
+    load.phases = out.substr(open + 1, close - open - 1);
   return load;
 }
 
@@ -69,8 +74,9 @@ Load chromium_load(const std::string& url, const std::string& profile, int settl
 std::string summary(std::vector<Load> loads) {
   std::sort(loads.begin(), loads.end(), [](const Load& a, const Load& b) { return a.ms < b.ms; });
   const Load& m = loads[loads.size() / 2];
-  return "median " + std::to_string(static_cast<int>(m.ms)) + " ms over " + std::to_string(loads.size()) +
-         " loads (min " + std::to_string(static_cast<int>(loads.front().ms)) + ", max " +
+  return "median " + std::to_string(static_cast<int>(m.ms)) + " ms over " +
+         std::to_string(loads.size()) + " loads (min " +
+         std::to_string(static_cast<int>(loads.front().ms)) + ", max " +
          std::to_string(static_cast<int>(loads.back().ms)) + "; median load: " + m.phases + ")";
 }
 
@@ -87,7 +93,8 @@ int main(int argc, char** argv) {
   sg::agent::dashboard::Server server(db, {"127.0.0.1", 0});
   const std::vector<std::string> page = {
       "/", "/static/style.css", "/static/chart.min.js", "/static/app.js", "/api/v1/campaigns",
-      "/api/v1/series/presets", "/api/v1/campaigns/newest/series", "/api/v1/campaigns/newest/presets",
+      "/api/v1/series/presets", "/api/v1/campaigns/newest/series",
+      "/api/v1/campaigns/newest/presets",
       "/api/v1/campaigns/newest/trials?offset=0&limit=50&disposition=&q=",
       // Never loaded by the page, for comparison: the unsampled series, the whole list.
       "/api/v1/campaigns/1/series?max_points=0", "/api/v1/campaigns/1/trials"};
@@ -102,7 +109,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kRepeats; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       const auto reply = sg::bench::http_get(server.port(), url);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       if (reply.status != 200) {
         std::fprintf(stderr, "%s: HTTP %d\n", url.c_str(), reply.status);
         return 1;
@@ -113,8 +121,10 @@ int main(int argc, char** argv) {
     std::printf("%-66s %10.2f %12zu\n", url.c_str(), ms[ms.size() / 2], bytes);
     if (u < kFirstView) total += ms[ms.size() / 2];
   }
-  std::printf("%-66s %10.2f   (%d trials; the first view's %zu requests, sequential: the page sends "
-              "the API calls in parallel)\n", "sum of medians", total, trials, kFirstView);
+  std::printf(
+      "%-66s %10.2f   (%d trials; the first view's %zu requests, sequential: the page sends "
+      "the API calls in parallel)\n",
+      "sum of medians", total, trials, kFirstView);
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) return 0;
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/";
   // Cold: a new browser profile per load (no cached Chart.js). Warm: one profile, as a
@@ -141,9 +151,11 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("chromium: dashboard ready (navigation start -> frame with every chart and the first table page):\n"
-              "  cold profile:  %s\n  warm profile:  %s\n  cold, browser still starting: %s\n",
-              summary(cold).c_str(), summary(warm).c_str(), summary(unsettled).c_str());
+  std::printf(
+      "chromium: dashboard ready (navigation start -> frame with every chart and the first table "
+      "page):\n"
+      "  cold profile:  %s\n  warm profile:  %s\n  cold, browser still starting: %s\n",
+      summary(cold).c_str(), summary(warm).c_str(), summary(unsettled).c_str());
   std::system(("rm -rf " + stem + "-*").c_str());
   return 0;
 }

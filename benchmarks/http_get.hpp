@@ -16,7 +16,8 @@ struct HttpReply {
 };
 
 // Sends `raw_target` verbatim as the request target (so tests can send "/../x").
-inline HttpReply http_get(int port, const std::string& raw_target, const std::string& method = "GET") {
+inline HttpReply http_get(int port, const std::string& raw_target,
+                          const std::string& method = "GET") {
   HttpReply reply;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return reply;
@@ -28,8 +29,8 @@ inline HttpReply http_get(int port, const std::string& raw_target, const std::st
     ::close(fd);
     return reply;
   }
-  const std::string request = method + " " + raw_target +
-                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      method + " " + raw_target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   ::send(fd, request.data(), request.size(), 0);
   std::string data;
   char buf[65536];

@@ -62,7 +62,8 @@ std::string params_of_row(const json& params) {
   if (!params.is_object()) throw std::invalid_argument("sweep: a row's params is not an object");
   std::string s;
   for (const auto& [k, v] : params.items()) {  // nlohmann's object keys are sorted
-    if (!v.is_number_integer()) throw std::invalid_argument("sweep: parameter '" + k + "' is not an integer");
+    if (!v.is_number_integer())
+      throw std::invalid_argument("sweep: parameter '" + k + "' is not an integer");
     s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v.get<long long>());
   }
   return s;
@@ -70,8 +71,8 @@ std::string params_of_row(const json& params) {
 
 // Sums fwd+bwd microseconds per parameter string over the family's ops; keeps only the
 // parameter strings every op measured. Plain's total goes to *plain.
-std::map<std::string, double> sweep_totals(const json& sweep, const std::string& family, std::vector<std::string>* ops,
-                                           double* plain) {
+std::map<std::string, double> sweep_totals(const json& sweep, const std::string& family,
+                                           std::vector<std::string>* ops, double* plain) {
   std::map<std::string, double> total;
   std::map<std::string, int> seen;
   int n_ops = 0;
@@ -90,17 +91,20 @@ std::map<std::string, double> sweep_totals(const json& sweep, const std::string&
       seen[p] += 1;
     }
   }
-  for (auto it = total.begin(); it != total.end();) it = seen[it->first] == n_ops ? std::next(it) : total.erase(it);
+  for (auto it = total.begin(); it != total.end();)
+    it = seen[it->first] == n_ops ? std::next(it) : total.erase(it);
   return total;
 }
 
-FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list, const json& sweep) {
+FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list,
+                         const json& sweep) {
   FamilyGap g;
   g.family = fam.value("name", "?");
   g.switch_name = fam.value("switch", "");
   if (!fam.value("available", false)) {
     g.status = "unavailable";
-    g.detail = "unavailable in the campaign's manifest: " + fam.value("unavailable_reason", std::string("(no reason)"));
+    g.detail = "unavailable in the campaign's manifest: " +
+               fam.value("unavailable_reason", std::string("(no reason)"));
     return g;
   }
   const std::string config_name = fam.value("env", "").substr(3);  // KERNEL_<FAMILY>
@@ -114,7 +118,8 @@ FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list
       g.chosen = agent::canonical_kernel_value(fam["defaults"].get<std::string>());
     } else {
       g.status = "not_chosen";
-      g.detail = c.from + " turns " + g.switch_name + " on with the family's defaults, which this manifest does not list";
+      g.detail = c.from + " turns " + g.switch_name +
+                 " on with the family's defaults, which this manifest does not list";
       return g;
     }
     g.chosen_from = c.from + (params == c.config.end() ? " (defaults)" : "");
@@ -131,8 +136,9 @@ FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list
     g.detail = "the sweep has no fused rows of family " + g.family;
     return g;
   }
-  const auto best = std::min_element(totals.begin(), totals.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto best =
+      std::min_element(totals.begin(), totals.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
   g.best = best->first;
   g.best_us = best->second;
   const auto mine = totals.find(g.chosen);
@@ -149,14 +155,17 @@ FamilyGap compare_family(const json& fam, const std::vector<Choice>& chosen_list
 
 }  // namespace
 
-GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id, const json& sweep) {
+GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id,
+                      const json& sweep) {
   if (!sweep.is_object() || !sweep.contains("ops") || !sweep["ops"].is_array()) {
-    throw std::invalid_argument("sweep: expected the JSON of speedgate-kernels-bench --json (an object with 'ops')");
+    throw std::invalid_argument(
+        "sweep: expected the JSON of speedgate-kernels-bench --json (an object with 'ops')");
   }
   const auto campaign = campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
   if (!campaign) {
-    throw std::invalid_argument(campaign_id ? fmt::format("no campaign {} in the store", *campaign_id)
-                                            : std::string("the store has no campaign"));
+    throw std::invalid_argument(campaign_id
+                                    ? fmt::format("no campaign {} in the store", *campaign_id)
+                                    : std::string("the store has no campaign"));
   }
   GapReport r;
   r.campaign_id = campaign->id;
@@ -170,10 +179,13 @@ GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_
   }
   const json shape = sweep.value("shape", json::object());
   const int sweep_mb = shape.value("micro_batch", 0);
-  auto with_mb = [](std::string s, int mb) { return mb > 0 ? s + ", micro-batch " + std::to_string(mb) : s; };
+  auto with_mb = [](std::string s, int mb) {
+    return mb > 0 ? s + ", micro-batch " + std::to_string(mb) : s;
+  };
   r.campaign_shape = with_mb(campaign->workload + "/" + campaign->size, campaign_mb);
   r.sweep_shape = with_mb(shape.value("workload", "?") + "/" + shape.value("size", "?"), sweep_mb);
-  r.shapes_match = campaign->workload == shape.value("workload", "?") && campaign->size == shape.value("size", "?") &&
+  r.shapes_match = campaign->workload == shape.value("workload", "?") &&
+                   campaign->size == shape.value("size", "?") &&
                    (campaign_mb == 0 || sweep_mb == 0 || campaign_mb == sweep_mb);
   r.gpu = sweep.value("gpu", "?");
   const auto chosen = choices(store, campaign->id);
@@ -183,18 +195,24 @@ GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_
 }
 
 std::string render_gap_text(const GapReport& r) {
-  std::string out = fmt::format("campaign {} ({}) vs sweep on {} ({}){}\n", r.campaign_id, r.campaign_shape, r.gpu,
-                                r.sweep_shape,
-                                r.shapes_match ? "" : "  WARNING: shapes differ; the gap compares other shapes");
-  out += "| family | status | chosen | from | sweep best | chosen us | best us | gap |\n|---|---|---|---|---|---|---|---|\n";
+  std::string out =
+      fmt::format("campaign {} ({}) vs sweep on {} ({}){}\n", r.campaign_id, r.campaign_shape,
+                  r.gpu, r.sweep_shape,
+                  r.shapes_match ? "" : "  WARNING: shapes differ; the gap compares other shapes");
+  out +=
+      "| family | status | chosen | from | sweep best | chosen us | best us | gap "
+      "|\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& g : r.families) {
     if (g.status == "compared") {
-      out += fmt::format("| {} | compared | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} %{} |\n", g.family, g.chosen,
-                         g.chosen_from, g.best, g.chosen_us, g.best_us, g.gap_percent,
+      out += fmt::format("| {} | compared | {} | {} | {} | {:.1f} | {:.1f} | {:+.1f} %{} |\n",
+                         g.family, g.chosen, g.chosen_from, g.best, g.chosen_us, g.best_us,
+                         g.gap_percent,
                          g.gap_percent > kVariantGapLimitPercent ? " (over the 5 % limit)" : "");
     } else {
-      out += fmt::format("| {} | {} | {} | {} | {} | | | {} |\n", g.family, g.status, g.chosen.empty() ? "-" : g.chosen,
-                         g.chosen_from.empty() ? "-" : g.chosen_from, g.best.empty() ? "-" : g.best, g.detail);
+      out += fmt::format("| {} | {} | {} | {} | {} | | | {} |\n", g.family, g.status,
+                         g.chosen.empty() ? "-" : g.chosen,
+                         g.chosen_from.empty() ? "-" : g.chosen_from, g.best.empty() ? "-" : g.best,
+                         g.detail);
     }
   }
   return out;
@@ -203,8 +221,10 @@ std::string render_gap_text(const GapReport& r) {
 json render_gap_json(const GapReport& r) {
   json fams = json::array();
   for (const auto& g : r.families) {
-    json f = {{"family", g.family}, {"switch", g.switch_name}, {"status", g.status}, {"detail", g.detail},
-              {"chosen", g.chosen}, {"chosen_from", g.chosen_from}, {"best", g.best}, {"ops", g.ops}};
+    json f = {{"family", g.family}, {"switch", g.switch_name},
+              {"status", g.status}, {"detail", g.detail},
+              {"chosen", g.chosen}, {"chosen_from", g.chosen_from},
+              {"best", g.best},     {"ops", g.ops}};
     if (g.status == "compared") {
       f["chosen_fwdbwd_us"] = g.chosen_us;
       f["best_fwdbwd_us"] = g.best_us;
@@ -214,9 +234,14 @@ json render_gap_json(const GapReport& r) {
     }
     fams.push_back(f);
   }
-  return {{"campaign_id", r.campaign_id}, {"campaign_shape", r.campaign_shape}, {"sweep_shape", r.sweep_shape},
-          {"shapes_match", r.shapes_match}, {"gpu", r.gpu}, {"limit_percent", kVariantGapLimitPercent},
-          {"within_limit", gaps_within_limit(r)}, {"families", fams}};
+  return {{"campaign_id", r.campaign_id},
+          {"campaign_shape", r.campaign_shape},
+          {"sweep_shape", r.sweep_shape},
+          {"shapes_match", r.shapes_match},
+          {"gpu", r.gpu},
+          {"limit_percent", kVariantGapLimitPercent},
+          {"within_limit", gaps_within_limit(r)},
+          {"families", fams}};
 }
 
 bool gaps_within_limit(const GapReport& r) {

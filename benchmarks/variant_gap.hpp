@@ -23,10 +23,10 @@ struct FamilyGap {
   std::string family, switch_name;
   // compared | unavailable | not_chosen | not_swept | params_not_swept
   std::string status;
-  std::string detail;       // why, for anything but "compared"
-  std::string chosen;       // canonical parameters, "threads=128,vec=2"
-  std::string chosen_from;  // "preset fast", "evaluation 12 (local, 1.310x)"
-  std::string best;         // the sweep's best parameters
+  std::string detail;            // why, for anything but "compared"
+  std::string chosen;            // canonical parameters, "threads=128,vec=2"
+  std::string chosen_from;       // "preset fast", "evaluation 12 (local, 1.310x)"
+  std::string best;              // the sweep's best parameters
   std::vector<std::string> ops;  // the sweep's ops of this family
   double chosen_us = 0, best_us = 0, plain_us = 0;  // fwd+bwd, summed over ops
   double gap_percent = 0;
@@ -41,7 +41,8 @@ struct GapReport {
 
 // REQUIRES: sweep is the --json output of speedgate-kernels-bench. Throws
 // std::invalid_argument naming the problem (no campaign, malformed sweep).
-GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id, const nlohmann::json& sweep);
+GapReport variant_gap(agent::Store& store, std::optional<std::int64_t> campaign_id,
+                      const nlohmann::json& sweep);
 
 std::string render_gap_text(const GapReport& r);
 nlohmann::json render_gap_json(const GapReport& r);

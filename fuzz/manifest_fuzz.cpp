@@ -23,11 +23,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     sg::agent::Manifest m = sg::agent::parse_manifest_text(text);
     for (const auto& s : m.switches) {
-      if (m.find_switch(s.name) != &s || m.find_env(s.env) != &s) fail("switch found by name and env", s.name);
+      if (m.find_switch(s.name) != &s || m.find_env(s.env) != &s)
+        fail("switch found by name and env", s.name);
       if (!s.in_domain(s.default_value)) fail("default in domain", s.name + "=" + s.default_value);
     }
   } catch (const sg::agent::UsageError& e) {
-    if (std::string(e.what()).rfind("manifest", 0) != 0) fail("UsageError starts with 'manifest'", e.what());
+    if (std::string(e.what()).rfind("manifest", 0) != 0)
+      fail("UsageError starts with 'manifest'", e.what());
   }
   return 0;
 }

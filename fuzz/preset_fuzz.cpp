@@ -13,7 +13,8 @@ namespace {
 
 const sg::agent::Manifest& manifest() {
   static const sg::agent::Manifest m = sg::agent::parse_manifest_text(
-      sg::agent::read_file(SPEEDGATE_SOURCE_DIR "/tests/agent/data/recorded_manifest.json").value());
+      sg::agent::read_file(SPEEDGATE_SOURCE_DIR "/tests/agent/data/recorded_manifest.json")
+          .value());
   return m;
 }
 

@@ -29,6 +29,8 @@ test_only=(
   slurmctld slurmd slurm-client munge
   # fuzzing (scripts/fuzz.sh): clang with the libFuzzer runtime
   clang libclang-rt-14-dev
+  # scripts/check-format.sh: the sources against .clang-format
+  clang-format
 )
 services=(munge slurmd slurmctld prometheus)
 

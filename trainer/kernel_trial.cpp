@@ -1,15 +1,15 @@
 #include "trainer/kernel_trial.hpp"
 
+#include "common/suggest/suggest.hpp"
 #include "kernels/common/dispatch.hpp"
 #include "kernels/common/timing/op_cases.hpp"
 #include "kernels/common/timing/op_timer.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/workload/wam/wam_config.hpp"
-#include "trainer/workload/workload.hpp"
-#include "common/suggest/suggest.hpp"
 #include "trainer/result/run_result.hpp"
 #include "trainer/runtime/runtime.hpp"
 #include "trainer/switches/switch_table.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <torch/csrc/autograd/autograd.h>
 
@@ -44,7 +44,8 @@ void check_kernel_trial(const KernelTrialOptions& o) {
 }
 
 // `fused` = the family's fused variant can run here (built in, and the device is CUDA).
-std::vector<Requested> resolve_variants(const KernelTrialOptions& o, const sg::kernels::FamilyInfo& fam, bool fused) {
+std::vector<Requested> resolve_variants(const KernelTrialOptions& o,
+                                        const sg::kernels::FamilyInfo& fam, bool fused) {
   std::vector<Requested> out;
   auto add_fused = [&](const sg::kernels::ParamValues& p) {
     out.push_back({sg::kernels::params_text(p), false, p});
@@ -62,8 +63,9 @@ std::vector<Requested> resolve_variants(const KernelTrialOptions& o, const sg::k
       continue;
     }
     if (!fused) {
-      throw BadInputError("--variant " + text + ": family " + fam.name + " has no fused variant here (" +
-                          (fam.available ? std::string("no CUDA device") : fam.unavailable_reason) + ")");
+      throw BadInputError(
+          "--variant " + text + ": family " + fam.name + " has no fused variant here (" +
+          (fam.available ? std::string("no CUDA device") : fam.unavailable_reason) + ")");
     }
     sg::kernels::ParamValues p;
     const std::string err = sg::kernels::parse_params(fam, text, &p);
@@ -74,7 +76,8 @@ std::vector<Requested> resolve_variants(const KernelTrialOptions& o, const sg::k
 }
 
 // Forward outputs and input grads of set 0 (fixed incoming grads), for the bitwise check.
-std::vector<at::Tensor> outputs_and_grads(const sg::kernels::OpCase& op, const sg::kernels::ParamValues* p,
+std::vector<at::Tensor> outputs_and_grads(const sg::kernels::OpCase& op,
+                                          const sg::kernels::ParamValues* p,
                                           const std::vector<at::Tensor>& seeds) {
   std::vector<at::Tensor> leaves;
   for (const auto& t : op.sets[0]) leaves.push_back(t.detach().requires_grad_(true));
@@ -116,7 +119,8 @@ nlohmann::json run_trial(const KernelTrialOptions& o, const sg::kernels::FamilyI
     for (const auto& out : op.run(op.sets[0], nullptr)) s.push_back(at::randn_like(out));
     seeds.push_back(s);
   }
-  for (size_t i = 0; i < ops.size(); ++i) reference.push_back(outputs_and_grads(ops[i], nullptr, seeds[i]));
+  for (size_t i = 0; i < ops.size(); ++i)
+    reference.push_back(outputs_and_grads(ops[i], nullptr, seeds[i]));
 
   nlohmann::json rows = nlohmann::json::array(), op_names = nlohmann::json::array();
   for (const auto& op : ops) op_names.push_back(op.op);
@@ -129,8 +133,10 @@ nlohmann::json run_trial(const KernelTrialOptions& o, const sg::kernels::FamilyI
       const auto t = sg::kernels::time_op(ops[i], p, o.timer);
       fwd_us += t.fwd_ms * 1e3;
       fwdbwd_us += t.fwdbwd_ms * 1e3;
-      per_op.push_back({{"op", ops[i].op}, {"fwd_us", t.fwd_ms * 1e3}, {"fwdbwd_us", t.fwdbwd_ms * 1e3}});
-      if (p != nullptr) matches = matches && same_bits(outputs_and_grads(ops[i], p, seeds[i]), reference[i]);
+      per_op.push_back(
+          {{"op", ops[i].op}, {"fwd_us", t.fwd_ms * 1e3}, {"fwdbwd_us", t.fwdbwd_ms * 1e3}});
+      if (p != nullptr)
+        matches = matches && same_bits(outputs_and_grads(ops[i], p, seeds[i]), reference[i]);
     }
     rows.push_back({{"variant", v.plain ? "plain_aten" : "fused_cuda"},
                     {"params", v.text},
@@ -142,21 +148,28 @@ nlohmann::json run_trial(const KernelTrialOptions& o, const sg::kernels::FamilyI
   return {{"ops", op_names},
           {"variants", rows},
           {"shape",
-           {{"batch", shape.batch}, {"video_tokens", shape.video_tokens}, {"action_tokens", shape.action_tokens},
-            {"heads", shape.heads}, {"head_dim", shape.head_dim}}}};
+           {{"batch", shape.batch},
+            {"video_tokens", shape.video_tokens},
+            {"action_tokens", shape.action_tokens},
+            {"heads", shape.heads},
+            {"head_dim", shape.head_dim}}}};
 }
 
 }  // namespace
 
 void add_kernel_trial_options(CLI::App& app, KernelTrialOptions& o) {
-  app.add_option("--workload", o.workload, "workload (only wam has kernel families)")->capture_default_str();
+  app.add_option("--workload", o.workload, "workload (only wam has kernel families)")
+      ->capture_default_str();
   app.add_option("--size", o.size, "size whose layer shapes are timed (required)");
-  app.add_option("--micro-batch", o.micro_batch, "samples (0 = the size's default)")->capture_default_str();
+  app.add_option("--micro-batch", o.micro_batch, "samples (0 = the size's default)")
+      ->capture_default_str();
   app.add_option("--family", o.family, "kernel family (describe --json lists them; required)");
-  app.add_option("--variant", o.variants, "plain or PARAMS (e.g. threads=128,vec=2), repeatable; default: plain and "
-                                          "every legal variant")
+  app.add_option("--variant", o.variants,
+                 "plain or PARAMS (e.g. threads=128,vec=2), repeatable; default: plain and "
+                 "every legal variant")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--repeats", o.timer.repeats, "timed repetitions per variant")->capture_default_str();
+  app.add_option("--repeats", o.timer.repeats, "timed repetitions per variant")
+      ->capture_default_str();
   app.add_option("--warmup", o.timer.warmup, "untimed repetitions first")->capture_default_str();
   app.add_option("--threads", o.threads, "intra-op CPU threads")->capture_default_str();
   app.add_option("--result", o.result_path, "where to write the result JSON (required)");
@@ -174,7 +187,8 @@ int kernel_trial_command(const KernelTrialOptions& options) {
     for (const auto& f : sg::kernels::families()) {
       if (f.name == o.family) fam = &f;
     }
-    if (fam == nullptr) throw BadInputError("unknown kernel family '" + o.family + "' (see describe --json)");
+    if (fam == nullptr)
+      throw BadInputError("unknown kernel family '" + o.family + "' (see describe --json)");
     // Time the kernels, not deterministic mode's NaN fill of every new tensor (NO_UNINIT_FILL):
     // the fill adds the same kernels to every variant and flattens the differences that rank
     // them (the H200 kernel trials timed ROPE ~100 us slower than the bench). It changes no result.
@@ -187,17 +201,18 @@ int kernel_trial_command(const KernelTrialOptions& options) {
     std::cerr << "speedgate-train: " << e.what() << "\n";
     return 2;
   }
-  nlohmann::json r = {{"protocol", 1},
-                      {"kind", "kernel_trial"},
-                      {"status", "ok"},
-                      {"error", ""},
-                      {"workload", o.workload},
-                      {"size", o.size},
-                      {"micro_batch", o.micro_batch > 0 ? o.micro_batch : wam_config(o.size).default_micro_batch},
-                      {"family", fam->name},
-                      {"device", rt.device.str()},
-                      {"warmup", o.timer.warmup},
-                      {"repeats", o.timer.repeats}};
+  nlohmann::json r = {
+      {"protocol", 1},
+      {"kind", "kernel_trial"},
+      {"status", "ok"},
+      {"error", ""},
+      {"workload", o.workload},
+      {"size", o.size},
+      {"micro_batch", o.micro_batch > 0 ? o.micro_batch : wam_config(o.size).default_micro_batch},
+      {"family", fam->name},
+      {"device", rt.device.str()},
+      {"warmup", o.timer.warmup},
+      {"repeats", o.timer.repeats}};
   int code = 0;
   try {
     r.update(run_trial(o, *fam, variants, rt));
@@ -206,7 +221,8 @@ int kernel_trial_command(const KernelTrialOptions& options) {
     r["status"] = oom ? "oom" : "error";
     r["error"] = e.what();
     code = oom ? 3 : 1;
-    std::cerr << "speedgate-train: kernel-trial " << r["status"].get<std::string>() << ": " << e.what() << "\n";
+    std::cerr << "speedgate-train: kernel-trial " << r["status"].get<std::string>() << ": "
+              << e.what() << "\n";
   }
   r["fingerprint"] = fingerprint(rt);
   try {

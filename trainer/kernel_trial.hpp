@@ -18,7 +18,8 @@ namespace sg::trainer {
 struct KernelTrialOptions {
   std::string workload = "wam", size, family, result_path, heartbeat_path;
   int64_t micro_batch = 0;  // 0: the size's default
-  std::vector<std::string> variants;  // "plain" or a parameter string; empty: plain + every legal one
+  std::vector<std::string>
+      variants;  // "plain" or a parameter string; empty: plain + every legal one
   sg::kernels::TimerOptions timer;
   int threads = 2;
 };

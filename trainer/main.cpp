@@ -77,11 +77,13 @@ int run_command(RunOptions opt) {
     code = oom ? kExitOom : kExitCrash;
   }
   const std::string who = rt.world_size > 1 ? " rank " + std::to_string(rt.rank) : "";
-  if (code != kExitOk) std::cerr << "speedgate-train" << who << ": " << r.status << ": " << r.error << "\n";
+  if (code != kExitOk)
+    std::cerr << "speedgate-train" << who << ": " << r.status << ": " << r.error << "\n";
   // Rank 0 alone reports; bad input (exit 2) writes nothing.
   if (rt.rank != 0 || code == kExitUsage) return code;
   for (const auto& s : r.step_records) {
-    std::cerr << "step " << s.step << " loss " << s.loss << " grad_norm " << s.grad_norm << " " << s.seconds << "s\n";
+    std::cerr << "step " << s.step << " loss " << s.loss << " grad_norm " << s.grad_norm << " "
+              << s.seconds << "s\n";
   }
   try {
     write_result(opt, r);
@@ -95,24 +97,30 @@ int run_command(RunOptions opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"speedgate-train: the reference trainer of the speedgate protocol (docs/protocol.md)."};
+  CLI::App app{
+      "speedgate-train: the reference trainer of the speedgate protocol (docs/protocol.md)."};
   app.set_version_flag("--version", [] {
     const auto m = build_manifest();
-    return "speedgate-train " + m.at("version").get<std::string>() + " (" + m.at("build").at("git_sha").get<std::string>() +
-           ", torch " + m.at("build").at("torch").get<std::string>() +
+    return "speedgate-train " + m.at("version").get<std::string>() + " (" +
+           m.at("build").at("git_sha").get<std::string>() + ", torch " +
+           m.at("build").at("torch").get<std::string>() +
            (m.at("build").at("cuda").get<bool>() ? ", CUDA)" : ", CPU)");
   });
   app.require_subcommand(1);
   app.footer(kFooter);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last counts
+  app.option_defaults()->multi_option_policy(
+      CLI::MultiOptionPolicy::TakeLast);  // a repeated flag: the last counts
   bool json = false;
-  CLI::App* describe = app.add_subcommand("describe", "print the manifest: switches, workloads, kernel families");
+  CLI::App* describe =
+      app.add_subcommand("describe", "print the manifest: switches, workloads, kernel families");
   describe->add_flag("--json", json, "as JSON on stdout (the only format; required)");
   RunOptions run_opt;
-  CLI::App* run = app.add_subcommand("run", "train, then write the result file (losses, digests, memory, speed)");
+  CLI::App* run = app.add_subcommand(
+      "run", "train, then write the result file (losses, digests, memory, speed)");
   add_run_options(*run, run_opt);
   KernelTrialOptions kt_opt;
-  CLI::App* kt = app.add_subcommand("kernel-trial", "time a kernel family's variants on one wam layer");
+  CLI::App* kt =
+      app.add_subcommand("kernel-trial", "time a kernel family's variants on one wam layer");
   add_kernel_trial_options(*kt, kt_opt);
   for (CLI::App* sub : {describe, run, kt}) sub->footer(kFooter);
 

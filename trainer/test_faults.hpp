@@ -38,7 +38,11 @@ struct TestFaults {
     return f;
   }
   std::string name() const {
-    return grad_accum_sum ? "grad_accum_sum" : nan_loss ? "nan" : oom ? "oom" : rank_crash ? "rank_crash" : "";
+    return grad_accum_sum ? "grad_accum_sum"
+           : nan_loss     ? "nan"
+           : oom          ? "oom"
+           : rank_crash   ? "rank_crash"
+                          : "";
   }
 };
 

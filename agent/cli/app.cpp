@@ -8,10 +8,10 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
-#include "common/suggest/cli_suggest.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/common/interrupt.hpp"
 #include "agent/common/progress_sink.hpp"
+#include "common/suggest/cli_suggest.hpp"
 #include "speedgate_build_info.hpp"
 
 namespace sg::agent {
@@ -24,9 +24,11 @@ std::string default_trainer_path() {
 }
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{"speedgate: finds training speedups that provably do not change training.\n"
-               "Exit codes: 0 ok, 1 gate or regression failure, 2 usage or bad input."};
-  app.set_version_flag("--version", fmt::format("speedgate {} ({})", SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA));
+  CLI::App app{
+      "speedgate: finds training speedups that provably do not change training.\n"
+      "Exit codes: 0 ok, 1 gate or regression failure, 2 usage or bad input."};
+  app.set_version_flag("--version",
+                       fmt::format("speedgate {} ({})", SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA));
   app.require_subcommand(1);
   app.fallthrough();  // global options may follow the subcommand
   std::string log_level = "info";

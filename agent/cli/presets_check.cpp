@@ -15,11 +15,11 @@
 #include "agent/cli/command.hpp"
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
-#include "common/suggest/suggest.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
+#include "common/suggest/suggest.hpp"
 
 namespace sg::agent {
 namespace {

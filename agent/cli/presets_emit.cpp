@@ -14,9 +14,11 @@ namespace {
 class PresetsEmitCommand : public Command {
  public:
   explicit PresetsEmitCommand(CLI::App& presets) {
-    app_ = presets.add_subcommand("emit", "write one preset per memory budget plus README.md (atomically)");
+    app_ = presets.add_subcommand("emit",
+                                  "write one preset per memory budget plus README.md (atomically)");
     app_->add_option("--db", db_, "SQLite database")->capture_default_str();
-    app_->add_option("--out", out_, "output directory (the committed presets/ only when named)")->capture_default_str();
+    app_->add_option("--out", out_, "output directory (the committed presets/ only when named)")
+        ->capture_default_str();
     app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
     app_->add_flag("--json", json_, "print what was written as JSON on stdout");
   }
@@ -32,8 +34,11 @@ class PresetsEmitCommand : public Command {
       std::cout << r.summary.dump(2) << "\n";
     } else {
       for (const auto& p : r.summary["presets"]) {
-        if (p.value("written", false)) std::cout << "wrote " << p["path"].get<std::string>() << "\n";
-        else std::cout << "no preset for " << p["name"].get<std::string>() << ": " << p["reason"].get<std::string>() << "\n";
+        if (p.value("written", false))
+          std::cout << "wrote " << p["path"].get<std::string>() << "\n";
+        else
+          std::cout << "no preset for " << p["name"].get<std::string>() << ": "
+                    << p["reason"].get<std::string>() << "\n";
       }
     }
     return r.all_budgets_met ? 0 : 1;

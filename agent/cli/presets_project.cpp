@@ -24,44 +24,53 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 class PresetsProjectCommand : public Command {
  public:
   explicit PresetsProjectCommand(CLI::App& presets) {
-    app_ = presets.add_subcommand("project",
-                                  "peak GPU memory of a preset (or evaluated configuration) at another micro-batch, "
-                                  "world size or ZeRO stage, from the campaign's measured points");
+    app_ = presets.add_subcommand(
+        "project",
+        "peak GPU memory of a preset (or evaluated configuration) at another micro-batch, "
+        "world size or ZeRO stage, from the campaign's measured points");
     app_->add_option("--db", db_, "SQLite database")->capture_default_str();
     app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
-    auto* preset = app_->add_option("--preset", preset_, "an emitted preset's name (its memory budget, e.g. fast)");
-    auto* config = app_->add_option("--config", config_, "a configuration key as the report prints it ('' = baseline)");
+    auto* preset = app_->add_option("--preset", preset_,
+                                    "an emitted preset's name (its memory budget, e.g. fast)");
+    auto* config = app_->add_option("--config", config_,
+                                    "a configuration key as the report prints it ('' = baseline)");
     preset->excludes(config);
     app_->add_option("--micro-batch", micro_batch_,
                      "target micro-batch per GPU (default: the campaign's target)")
         ->check(positive_number());
     app_->add_option("--world-size", world_size_, "GPUs (default: the campaign's target)")
         ->check(positive_number());
-    app_->add_option("--zero-stage", zero_stage_, "ZeRO stage 0-3 (default: the campaign's)")->check(CLI::Range(0, 3));
+    app_->add_option("--zero-stage", zero_stage_, "ZeRO stage 0-3 (default: the campaign's)")
+        ->check(CLI::Range(0, 3));
     app_->add_flag("--json", json_, "print the projection and its terms as JSON");
   }
   CLI::App* app() const override { return app_; }
 
   int run() override {
     if (!std::filesystem::exists(db_)) throw UsageError("database " + db_ + " does not exist");
-    if (preset_.empty() && app_->count("--config") == 0) throw UsageError("presets project: give --preset NAME or --config KEY");
+    if (preset_.empty() && app_->count("--config") == 0)
+      throw UsageError("presets project: give --preset NAME or --config KEY");
     if (app_->count("--campaign") > 0 && campaign_ < 1) {
       throw UsageError("presets project: --campaign must be a campaign id >= 1, not " +
                        std::to_string(campaign_));
     }
     Store store(db_, /*read_only=*/true);
     auto c = campaign_ > 0 ? store.campaign(campaign_) : store.latest_campaign(false);
-    if (!c) throw UsageError("presets project: no campaign " + (campaign_ > 0 ? std::to_string(campaign_) : "in " + db_));
+    if (!c)
+      throw UsageError("presets project: no campaign " +
+                       (campaign_ > 0 ? std::to_string(campaign_) : "in " + db_));
     std::string key = config_;
     if (!preset_.empty()) {
       auto p = store.latest_preset(c->id, preset_);
-      if (!p) throw UsageError("presets project: campaign " + std::to_string(c->id) + " has no emitted preset '" + preset_ + "'");
+      if (!p)
+        throw UsageError("presets project: campaign " + std::to_string(c->id) +
+                         " has no emitted preset '" + preset_ + "'");
       key = p->config_key;
     }
     auto rows = store.projections(c->id, key);
     if (rows.empty()) {
-      throw UsageError("presets project: campaign " + std::to_string(c->id) + " has no memory projection for configuration '" +
-                       key + "'");
+      throw UsageError("presets project: campaign " + std::to_string(c->id) +
+                       " has no memory projection for configuration '" + key + "'");
     }
     ProjectionInputs in;
     try {
@@ -72,13 +81,15 @@ class PresetsProjectCommand : public Command {
       Projection p = project_peak(in);
       print(c->id, key, in, p);
     } catch (const std::invalid_argument& e) {
-      throw UsageError(std::string("presets project: campaign ") + std::to_string(c->id) + ": " + e.what());
+      throw UsageError(std::string("presets project: campaign ") + std::to_string(c->id) + ": " +
+                       e.what());
     }
     return 0;
   }
 
  private:
-  void print(std::int64_t campaign, const std::string& key, const ProjectionInputs& in, const Projection& p) const {
+  void print(std::int64_t campaign, const std::string& key, const ProjectionInputs& in,
+             const Projection& p) const {
     if (json_) {
       nlohmann::json j = p.to_json(in);
       j["campaign_id"] = campaign;
@@ -88,17 +99,22 @@ class PresetsProjectCommand : public Command {
       return;
     }
     std::string measured;
-    for (const auto& pt : in.points) measured += (measured.empty() ? "" : ", ") + std::to_string(pt.micro_batch);
-    std::printf("%s (campaign %lld): measured at micro-batch %s\n", preset_.empty() ? ("'" + key + "'").c_str() : preset_.c_str(),
+    for (const auto& pt : in.points)
+      measured += (measured.empty() ? "" : ", ") + std::to_string(pt.micro_batch);
+    std::printf("%s (campaign %lld): measured at micro-batch %s\n",
+                preset_.empty() ? ("'" + key + "'").c_str() : preset_.c_str(),
                 static_cast<long long>(campaign), measured.c_str());
-    std::printf("projected peak per GPU at micro-batch %d, world size %d, ZeRO %d: %.2f GiB\n", in.target_micro_batch,
-                in.world_size, in.zero_stage, p.peak_bytes / kGiB);
-    std::printf("  parameters %.2f, gradients %.2f, optimizer %.2f, frozen %.2f, comm %.2f, other fixed %.2f, "
-                "activations %.2f, fragmentation %.2f GiB\n",
-                p.params / kGiB, p.grads / kGiB, p.optimizer / kGiB, p.frozen / kGiB, p.comm / kGiB, p.other_fixed / kGiB,
-                p.activations / kGiB, p.fragmentation / kGiB);
-    std::printf("  extrapolated: %s\n", p.phase.empty() ? "the step's overall peak (no per-phase peaks stored)"
-                                                         : ("the " + p.phase + " phase, the largest at the target").c_str());
+    std::printf("projected peak per GPU at micro-batch %d, world size %d, ZeRO %d: %.2f GiB\n",
+                in.target_micro_batch, in.world_size, in.zero_stage, p.peak_bytes / kGiB);
+    std::printf(
+        "  parameters %.2f, gradients %.2f, optimizer %.2f, frozen %.2f, comm %.2f, other fixed "
+        "%.2f, "
+        "activations %.2f, fragmentation %.2f GiB\n",
+        p.params / kGiB, p.grads / kGiB, p.optimizer / kGiB, p.frozen / kGiB, p.comm / kGiB,
+        p.other_fixed / kGiB, p.activations / kGiB, p.fragmentation / kGiB);
+    std::printf("  extrapolated: %s\n",
+                p.phase.empty() ? "the step's overall peak (no per-phase peaks stored)"
+                                : ("the " + p.phase + " phase, the largest at the target").c_str());
   }
 
   CLI::App* app_;

@@ -27,8 +27,10 @@ class ReportCommand : public Command {
     std::optional<std::int64_t> cid;
     if (campaign_ > 0) cid = campaign_;
     auto s = campaign_summary(store, cid);
-    if (json_) std::cout << s.dump(2) << "\n";
-    else std::cout << format_summary(s);
+    if (json_)
+      std::cout << s.dump(2) << "\n";
+    else
+      std::cout << format_summary(s);
     return 0;
   }
 
@@ -41,6 +43,8 @@ class ReportCommand : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_report_command(CLI::App& parent) { return std::make_unique<ReportCommand>(parent); }
+std::unique_ptr<Command> make_report_command(CLI::App& parent) {
+  return std::make_unique<ReportCommand>(parent);
+}
 
 }  // namespace sg::agent

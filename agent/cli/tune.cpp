@@ -5,14 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "agent/campaign/campaign.hpp"
 #include "agent/cli/campaign_options.hpp"
 #include "agent/cli/command.hpp"
-#include "agent/common/progress_sink.hpp"
 #include "agent/common/errors.hpp"
+#include "agent/common/progress_sink.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/runner/describe.hpp"
-#include "agent/campaign/campaign.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent {
@@ -21,15 +21,19 @@ namespace {
 class TuneCommand : public Command {
  public:
   explicit TuneCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("tune", "run (or resume) a gated tuning campaign against a trainer");
+    app_ =
+        parent.add_subcommand("tune", "run (or resume) a gated tuning campaign against a trainer");
     add_campaign_options(app_, o_, budgets_);  // shared with nightly: one declaration, one --help
     auto* bt = app_->add_option("--budget-trials", o_.budget.trials, "stop after N trainer runs")
                    ->check(positive_number());
     auto* bm = app_->add_option("--budget-minutes", o_.budget.minutes, "stop after M minutes")
                    ->check(positive_number());
     bt->excludes(bm);
-    app_->add_flag("--resume", o_.require_resume, "continue the latest campaign with the same options, also a finished one (budget slices); error if none");
-    app_->add_option("--presets-out", presets_out_, "after the campaign, emit presets into this directory");
+    app_->add_flag("--resume", o_.require_resume,
+                   "continue the latest campaign with the same options, also a finished one "
+                   "(budget slices); error if none");
+    app_->add_option("--presets-out", presets_out_,
+                     "after the campaign, emit presets into this directory");
     app_->add_flag("--json", json_, "print the campaign summary as JSON on stdout");
   }
   CLI::App* app() const override { return app_; }
@@ -45,8 +49,10 @@ class TuneCommand : public Command {
     bool presets_ok = true;
     if (!presets_out_.empty()) presets_ok = emit_presets(store, cid, presets_out_).all_budgets_met;
     auto summary = campaign_summary(store, cid);
-    if (json_) std::cout << summary.dump(2) << "\n";
-    else std::cout << format_summary(summary);
+    if (json_)
+      std::cout << summary.dump(2) << "\n";
+    else
+      std::cout << format_summary(summary);
     return presets_ok ? 0 : 1;  // a budget nothing fits is a gate failure
   }
 
@@ -60,6 +66,8 @@ class TuneCommand : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_tune_command(CLI::App& parent) { return std::make_unique<TuneCommand>(parent); }
+std::unique_ptr<Command> make_tune_command(CLI::App& parent) {
+  return std::make_unique<TuneCommand>(parent);
+}
 
 }  // namespace sg::agent

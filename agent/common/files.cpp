@@ -45,7 +45,8 @@ void write_file_atomic(const std::string& path, const std::string& content) {
       (dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()) + ".XXXXXX"))
           .string();
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw std::runtime_error("cannot create temp file for " + path + ": " + std::strerror(errno));
+  if (fd < 0)
+    throw std::runtime_error("cannot create temp file for " + path + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {
     int e = errno;
     ::close(fd);

@@ -11,9 +11,12 @@ std::optional<std::uint32_t> parse_bits_hex(const std::string& hex) {
   std::uint32_t v = 0;
   for (char c : hex) {
     v <<= 4;
-    if (c >= '0' && c <= '9') v |= static_cast<std::uint32_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v |= static_cast<std::uint32_t>(c - 'a' + 10);
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      v |= static_cast<std::uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v |= static_cast<std::uint32_t>(c - 'a' + 10);
+    else
+      return std::nullopt;
   }
   return v;
 }

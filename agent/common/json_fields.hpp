@@ -21,7 +21,8 @@ struct InvalidField {
 };
 
 inline const json& field(const json& o, const char* key) {
-  if (!o.is_object() || !o.contains(key)) throw InvalidField{std::string("missing field '") + key + "'"};
+  if (!o.is_object() || !o.contains(key))
+    throw InvalidField{std::string("missing field '") + key + "'"};
   return o.at(key);
 }
 
@@ -33,10 +34,12 @@ inline double number(const json& o, const char* key) {
 
 inline int integer(const json& o, const char* key) {
   const json& v = field(o, key);
-  if (!v.is_number_integer()) throw InvalidField{std::string("field '") + key + "' is not an integer"};
+  if (!v.is_number_integer())
+    throw InvalidField{std::string("field '") + key + "' is not an integer"};
   // Range-checked: a 2^40 must not wrap into a plausible seed or protocol number.
-  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
-                             : (v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)) {
+  if (v.is_number_unsigned()
+          ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT_MAX)
+          : (v.get<std::int64_t>() < INT_MIN || v.get<std::int64_t>() > INT_MAX)) {
     throw InvalidField{std::string("field '") + key + "' is out of range"};
   }
   return static_cast<int>(v.get<std::int64_t>());

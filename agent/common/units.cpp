@@ -11,17 +11,24 @@ namespace sg::agent {
 
 std::int64_t parse_bytes(const std::string& text) {
   std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   std::string num = text.substr(0, i), unit = text.substr(i);
   if (num.empty() || num.front() == '.' || num.find('.') != num.rfind('.')) {
-    throw UsageError("bad size '" + text + "': expected a positive number and a unit B|KiB|MiB|GiB|TiB");
+    throw UsageError("bad size '" + text +
+                     "': expected a positive number and a unit B|KiB|MiB|GiB|TiB");
   }
   double scale = 0;
-  if (unit == "B" || unit.empty()) scale = 1;
-  else if (unit == "KiB") scale = 1024.0;
-  else if (unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (unit == "B" || unit.empty())
+    scale = 1;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "TiB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
   else
     throw UsageError("bad size unit in '" + text + "': use B, KiB, MiB, GiB or TiB (" +
                      "decimal units like GB are refused to avoid a 7 % mix-up)");
@@ -42,7 +49,8 @@ NamedBudget parse_named_budget(const std::string& text) {
   NamedBudget b;
   b.name = text.substr(0, eq);
   for (char c : b.name) {
-    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_')) {
       throw UsageError("bad --memory-budget name '" + b.name + "': use [a-z0-9_]");
     }
   }

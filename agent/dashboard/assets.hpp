@@ -9,7 +9,7 @@
 namespace sg::agent {
 
 struct Asset {
-  std::string_view url;           // exact request path, e.g. "/static/app.js"
+  std::string_view url;  // exact request path, e.g. "/static/app.js"
   std::string_view content_type;
   std::string_view bytes;
 };

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/assets.hpp"
-#include "agent/store/queries/dashboard_queries.hpp"
-#include "agent/store/queries/evidence.hpp"
 #include "agent/dashboard/metrics.hpp"
 #include "agent/dashboard/run_log.hpp"
 #include "agent/report/summary.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
+#include "agent/store/queries/evidence.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent::dashboard {
@@ -58,8 +58,8 @@ std::string url_decode(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '+') {
       out += ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() &&
-               hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
+               hex_value(s[i + 2]) >= 0) {
       out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
       i += 2;
     } else {
@@ -75,7 +75,8 @@ std::string query_param(std::string_view query, std::string_view name) {
     const auto amp = query.find('&');
     const auto pair = query.substr(0, amp);
     const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
+    if (pair.substr(0, eq) == name)
+      return eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }
@@ -113,8 +114,10 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
   const auto parts = split_path(path);  // api, v1, ...
   if (parts.size() < 3 || parts[1] != "v1") return not_found();
   Store store(db_path_, /*read_only=*/true);
-  if (parts.size() == 3 && parts[2] == "campaigns") return json_response({{"campaigns", campaigns(store)}});
-  if (parts.size() == 3 && parts[2] == "presets") return json_response({{"presets", presets(store)}});
+  if (parts.size() == 3 && parts[2] == "campaigns")
+    return json_response({{"campaigns", campaigns(store)}});
+  if (parts.size() == 3 && parts[2] == "presets")
+    return json_response({{"presets", presets(store)}});
   if (parts.size() == 4 && parts[2] == "series" && parts[3] == "presets") {
     return json_response({{"series", preset_series(store)}});
   }
@@ -150,14 +153,16 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       page.disposition = query_param(query, "disposition");
       page.text = query_param(query, "q");
       page.sort = query_param(query, "sort");
-      if (!sort_column(page.sort)) return {400, "text/plain; charset=utf-8", "sort: unknown column\n"};
+      if (!sort_column(page.sort))
+        return {400, "text/plain; charset=utf-8", "sort: unknown column\n"};
       const std::string dir = query_param(query, "dir");
       if (dir != "" && dir != "asc" && dir != "desc") {
         return {400, "text/plain; charset=utf-8", "dir must be asc or desc\n"};
       }
       page.descending = dir == "desc";
       page.offset = parse_id(query_param(query, "offset")).value_or(0);
-      page.limit = std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
+      page.limit =
+          std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
       json body = campaign_trial_page(store, *id, page);
       body["campaign_id"] = *id;
       return json_response(body);
@@ -166,22 +171,27 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
       const std::string max_points = query_param(query, "max_points");
       const auto points = max_points.empty() ? std::optional<std::int64_t>(kDefaultSeriesPoints)
                                              : parse_id(max_points);
-      if (!points) return {400, "text/plain; charset=utf-8", "max_points must be a whole number >= 0\n"};
+      if (!points)
+        return {400, "text/plain; charset=utf-8", "max_points must be a whole number >= 0\n"};
       json body = campaign_series(store, *id, static_cast<std::size_t>(*points));
       body["campaign_id"] = *id;
       body["budgets"] = campaign_budgets(store, *id);
       return json_response(body);
     }
     if (what == "frontier") return wrap("frontier", campaign_frontier(store, *id), json::object());
-    if (what == "projections") return wrap("projections", campaign_projections(store, *id), json::object());
-    if (what == "switches") return json_response({{"campaign_id", *id}, {"switches", switch_effects(store, *id)}});
+    if (what == "projections")
+      return wrap("projections", campaign_projections(store, *id), json::object());
+    if (what == "switches")
+      return json_response({{"campaign_id", *id}, {"switches", switch_effects(store, *id)}});
     if (what == "gate") {
       json body = campaign_gate(store, *id);
       body["campaign_id"] = *id;
       return json_response(body);
     }
-    if (what == "presets") return json_response({{"campaign_id", *id}, {"presets", campaign_presets(store, *id)}});
-    if (what == "finals") return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
+    if (what == "presets")
+      return json_response({{"campaign_id", *id}, {"presets", campaign_presets(store, *id)}});
+    if (what == "finals")
+      return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
   }
   return not_found();
 }
@@ -198,9 +208,11 @@ HttpResponse Router::log(std::string_view path) const {
   if (!stored) return not_found();
   for (const auto& where : log_locations(db_path_, stored->path)) {
     bool owned = false;
-    for (const auto& [campaign, run] : stored->owners) owned |= campaign == where.campaign_id && run == where.run_id;
+    for (const auto& [campaign, run] : stored->owners)
+      owned |= campaign == where.campaign_id && run == where.run_id;
     if (!owned) continue;
-    if (auto body = read_log_tail(where, kMaxLogBytes)) return {200, "text/plain; charset=utf-8", std::move(*body)};
+    if (auto body = read_log_tail(where, kMaxLogBytes))
+      return {200, "text/plain; charset=utf-8", std::move(*body)};
   }
   return not_found();
 }

@@ -59,24 +59,29 @@ Band compute_band(const TrialResult& s0, const std::vector<TrialResult>& other_s
 
 Verdict bitwise_equal(const TrialResult& a, const TrialResult& b) {
   if (a.step_records.size() != b.step_records.size()) {
-    return {false, fmt::format("step count differs ({} vs {})", a.step_records.size(), b.step_records.size())};
+    return {false, fmt::format("step count differs ({} vs {})", a.step_records.size(),
+                               b.step_records.size())};
   }
   for (std::size_t i = 0; i < a.step_records.size(); ++i) {
     const auto &x = a.step_records[i], &y = b.step_records[i];
     if (x.loss_bits != y.loss_bits) {
-      return {false, fmt::format("step {} loss bits differ ({:08x} vs {:08x})", i, x.loss_bits, y.loss_bits)};
+      return {false, fmt::format("step {} loss bits differ ({:08x} vs {:08x})", i, x.loss_bits,
+                                 y.loss_bits)};
     }
     if (x.grad_norm_bits != y.grad_norm_bits) {
-      return {false, fmt::format("step {} grad-norm bits differ ({:08x} vs {:08x})", i, x.grad_norm_bits, y.grad_norm_bits)};
+      return {false, fmt::format("step {} grad-norm bits differ ({:08x} vs {:08x})", i,
+                                 x.grad_norm_bits, y.grad_norm_bits)};
     }
   }
-  if (a.has_eval != b.has_eval || a.eval_loss_bits != b.eval_loss_bits) return {false, "eval loss bits differ"};
+  if (a.has_eval != b.has_eval || a.eval_loss_bits != b.eval_loss_bits)
+    return {false, "eval loss bits differ"};
   if (a.param_digest != b.param_digest) return {false, "parameter digest differs"};
   if (a.optimizer_digest != b.optimizer_digest) return {false, "optimizer digest differs"};
   return {true, "bitwise identical"};
 }
 
-Band compute_rounding_band(const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain) {
+Band compute_rounding_band(
+    const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain) {
   Band b;
   b.seeds = static_cast<int>(perturbed_vs_plain.size());
   for (const auto& [perturbed, plain] : perturbed_vs_plain) {
@@ -90,14 +95,18 @@ Band compute_rounding_band(const std::vector<std::pair<TrialResult, TrialResult>
 
 std::string band_problem(const Band& band, const std::string& what) {
   const Deviation& m = band.max;
-  if (!std::isfinite(m.curve_rms) || !std::isfinite(m.eval_loss_abs) || !std::isfinite(m.grad_norm_log)) {
-    return fmt::format("the {} is not finite (loss-curve RMS {}, eval {}, grad-norm log-ratio {}): a run "
-                       "in it reported non-finite values or a different step count",
-                       what, m.curve_rms, m.eval_loss_abs, m.grad_norm_log);
+  if (!std::isfinite(m.curve_rms) || !std::isfinite(m.eval_loss_abs) ||
+      !std::isfinite(m.grad_norm_log)) {
+    return fmt::format(
+        "the {} is not finite (loss-curve RMS {}, eval {}, grad-norm log-ratio {}): a run "
+        "in it reported non-finite values or a different step count",
+        what, m.curve_rms, m.eval_loss_abs, m.grad_norm_log);
   }
   if (m.curve_rms == 0 && m.grad_norm_log == 0) {
-    return fmt::format("the {} is zero: its runs trained bit for bit alike, so the trainer ignores what "
-                       "should move training (the seed, or --perturb)", what);
+    return fmt::format(
+        "the {} is zero: its runs trained bit for bit alike, so the trainer ignores what "
+        "should move training (the seed, or --perturb)",
+        what);
   }
   return "";
 }
@@ -109,7 +118,9 @@ struct Limits {
 };
 
 Limits limits_of(const Band& band, double factor, double loss_scale) {
-  auto limit = [&](double band_value, double scale) { return std::max(band_value * factor, kBandRelativeFloor * scale); };
+  auto limit = [&](double band_value, double scale) {
+    return std::max(band_value * factor, kBandRelativeFloor * scale);
+  };
   return {limit(band.max.curve_rms, loss_scale), limit(band.max.eval_loss_abs, loss_scale),
           limit(band.max.grad_norm_log, 1.0)};
 }
@@ -117,42 +128,54 @@ Limits limits_of(const Band& band, double factor, double loss_scale) {
 // The first metric of `d` outside `lim`, named; empty when all are inside.
 std::string outside(const Deviation& d, const Limits& lim, const std::string& band_name) {
   if (!(d.curve_rms <= lim.rms)) {
-    return fmt::format("loss-curve RMS deviation {:.3g} outside {} {:.3g}", d.curve_rms, band_name, lim.rms);
+    return fmt::format("loss-curve RMS deviation {:.3g} outside {} {:.3g}", d.curve_rms, band_name,
+                       lim.rms);
   }
   if (!(d.eval_loss_abs <= lim.eval)) {
-    return fmt::format("final eval-loss deviation {:.3g} outside {} {:.3g}", d.eval_loss_abs, band_name, lim.eval);
+    return fmt::format("final eval-loss deviation {:.3g} outside {} {:.3g}", d.eval_loss_abs,
+                       band_name, lim.eval);
   }
   if (!(d.grad_norm_log <= lim.grad_norm_log)) {
-    return fmt::format("grad-norm ratio {:.4f}x outside {} {:.4f}x", std::exp(d.grad_norm_log), band_name,
-                       std::exp(lim.grad_norm_log));
+    return fmt::format("grad-norm ratio {:.4f}x outside {} {:.4f}x", std::exp(d.grad_norm_log),
+                       band_name, std::exp(lim.grad_norm_log));
   }
   return "";
 }
 
 }  // namespace
 
-Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0, const ToleranceBands& bands) {
+Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0,
+                         const ToleranceBands& bands) {
   Deviation d = deviation(candidate, s0);
   const double loss_scale =
-      std::max(std::fabs(s0.has_eval || s0.step_records.empty() ? s0.eval_loss : s0.step_records.back().loss), 1e-30);
+      std::max(std::fabs(s0.has_eval || s0.step_records.empty() ? s0.eval_loss
+                                                                : s0.step_records.back().loss),
+               1e-30);
   const Limits seed = limits_of(bands.seed, bands.seed_factor, loss_scale);
-  const std::string seed_name = fmt::format("{}x the {}-seed band", bands.seed_factor, bands.seed.seeds);
+  const std::string seed_name =
+      fmt::format("{}x the {}-seed band", bands.seed_factor, bands.seed.seeds);
   if (!bands.rounding) {
     if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
-    return {true, fmt::format("inside {} (rms {:.3g} <= {:.3g}); tolerance at seed-band sensitivity: the trainer "
-                              "has no --perturb, so changes smaller than seed-to-seed variation pass",
-                              seed_name, d.curve_rms, seed.rms)};
+    return {true,
+            fmt::format(
+                "inside {} (rms {:.3g} <= {:.3g}); tolerance at seed-band sensitivity: the trainer "
+                "has no --perturb, so changes smaller than seed-to-seed variation pass",
+                seed_name, d.curve_rms, seed.rms)};
   }
   const Limits round = limits_of(*bands.rounding, bands.rounding_factor, loss_scale);
   const std::string round_name = fmt::format("{}x the rounding band", bands.rounding_factor);
   if (std::string why = outside(d, round, round_name); !why.empty()) return {false, why};
   if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
-  return {true, fmt::format("inside {} (rms {:.3g} <= {:.3g}; sensitivity: a change moving the loss curve by more "
-                            "than {:.3g} RMS fails, {:.0f}x finer than the seed band)",
-                            round_name, d.curve_rms, round.rms, round.rms, seed.rms / std::max(round.rms, 1e-300))};
+  return {
+      true,
+      fmt::format(
+          "inside {} (rms {:.3g} <= {:.3g}; sensitivity: a change moving the loss curve by more "
+          "than {:.3g} RMS fails, {:.0f}x finer than the seed band)",
+          round_name, d.curve_rms, round.rms, round.rms, seed.rms / std::max(round.rms, 1e-300))};
 }
 
-Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band, double factor) {
+Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band,
+                    double factor) {
   ToleranceBands b;
   b.seed = band;
   b.seed_factor = factor;
@@ -161,8 +184,8 @@ Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const B
 
 Verdict memory_fits(double projected_bytes, double budget_bytes) {
   bool ok = projected_bytes <= budget_bytes;
-  return {ok, fmt::format("projected peak {} {} budget {}", format_gib(projected_bytes), ok ? "<=" : ">",
-                          format_gib(budget_bytes))};
+  return {ok, fmt::format("projected peak {} {} budget {}", format_gib(projected_bytes),
+                          ok ? "<=" : ">", format_gib(budget_bytes))};
 }
 
 }  // namespace sg::agent

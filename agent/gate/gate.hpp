@@ -38,9 +38,9 @@ struct Verdict {
 
 // Deviation of `run` from the reference run (same steps): the metrics of the band.
 struct Deviation {
-  double curve_rms = 0;       // RMS over steps of (loss - ref loss)
-  double eval_loss_abs = 0;   // |eval - ref eval|
-  double grad_norm_log = 0;   // |log(mean grad norm / ref mean grad norm)|
+  double curve_rms = 0;      // RMS over steps of (loss - ref loss)
+  double eval_loss_abs = 0;  // |eval - ref eval|
+  double grad_norm_log = 0;  // |log(mean grad norm / ref mean grad norm)|
 };
 
 Deviation deviation(const TrialResult& run, const TrialResult& ref);
@@ -54,7 +54,8 @@ Band compute_band(const TrialResult& s0, const std::vector<TrialResult>& other_s
 
 // The rounding band: the largest deviation of a perturbed run (--perturb) from the
 // unperturbed run at the same seed, over the seeds measured.
-Band compute_rounding_band(const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain);
+Band compute_rounding_band(
+    const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain);
 
 // Empty when the band can judge; else why not (non-finite, or zero where a seed or a
 // perturbation must move training: the trainer ignores it).
@@ -70,7 +71,8 @@ struct ToleranceBands {
   std::optional<Band> rounding;
   double rounding_factor = kRoundingBandFactor;
 };
-Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0, const ToleranceBands& bands);
+Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0,
+                         const ToleranceBands& bands);
 // The seed band alone (kept for callers that have no rounding band).
 Verdict within_band(const TrialResult& candidate, const TrialResult& s0, const Band& band,
                     double factor = kDefaultBandFactor);

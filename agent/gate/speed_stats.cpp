@@ -43,8 +43,8 @@ double beta_continued_fraction(double a, double b, double x) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  const double front =
-      std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x));
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
   if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_continued_fraction(a, b, x) / a;
   return 1.0 - front * beta_continued_fraction(b, a, 1.0 - x) / b;
 }
@@ -73,11 +73,15 @@ double student_t_quantile(double p, int df) {
 std::string speed_text(double speedup, double lo, double hi, int pairs, double spread) {
   if (std::isnan(speedup)) return "not paired";
   if (std::isnan(lo) || std::isnan(hi) || pairs <= 0) {
-    if (std::isfinite(spread) && spread >= 0) return fmt::format("{:.3f}x ± {:.3f} (half-range, no interval)", speedup, spread);
+    if (std::isfinite(spread) && spread >= 0)
+      return fmt::format("{:.3f}x ± {:.3f} (half-range, no interval)", speedup, spread);
     return fmt::format("{:.3f}x (no interval)", speedup);
   }
-  const auto bound = [](double x) { return std::isfinite(x) ? fmt::format("{:.3f}", x) : std::string("inf"); };
-  return fmt::format("{:.3f}x [{}, {}] 95 %, {} pair{}", speedup, bound(lo), bound(hi), pairs, pairs == 1 ? "" : "s");
+  const auto bound = [](double x) {
+    return std::isfinite(x) ? fmt::format("{:.3f}", x) : std::string("inf");
+  };
+  return fmt::format("{:.3f}x [{}, {}] 95 %, {} pair{}", speedup, bound(lo), bound(hi), pairs,
+                     pairs == 1 ? "" : "s");
 }
 
 std::string SpeedInterval::text() const { return speed_text(speedup, lo, hi, pairs); }
@@ -86,7 +90,8 @@ SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& 
   SpeedInterval v;
   std::vector<double> d;
   for (const auto& p : pairs) {
-    if (p.base_step_s > 0 && p.cand_step_s > 0) d.push_back(std::log(p.base_step_s / p.cand_step_s));
+    if (p.base_step_s > 0 && p.cand_step_s > 0)
+      d.push_back(std::log(p.base_step_s / p.cand_step_s));
   }
   v.pairs = static_cast<int>(d.size());
   if (d.empty()) {
@@ -109,8 +114,10 @@ SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& 
   v.lo = std::exp(mean - half);
   v.hi = std::exp(mean + half);
   const double threshold = 1.0 + rule.min_effect;
-  if (v.pairs >= rule.min_pairs && v.lo >= threshold) v.call = SpeedCall::faster;
-  else if (v.pairs >= rule.min_pairs && v.hi < threshold) v.call = SpeedCall::not_faster;
+  if (v.pairs >= rule.min_pairs && v.lo >= threshold)
+    v.call = SpeedCall::faster;
+  else if (v.pairs >= rule.min_pairs && v.hi < threshold)
+    v.call = SpeedCall::not_faster;
   return v;
 }
 
@@ -165,9 +172,10 @@ double steady_step_seconds(const std::vector<StepRecord>& steps) {
 }
 
 std::string HostNoise::text() const {
-  return fmt::format("A/A noise {:.2f} % per pair over {} pairs; smallest detectable speedup {:.3f}x "
-                     "(resolution {:.1f} %)",
-                     100.0 * sd_log, pairs, detectable_speedup, 100.0 * resolution);
+  return fmt::format(
+      "A/A noise {:.2f} % per pair over {} pairs; smallest detectable speedup {:.3f}x "
+      "(resolution {:.1f} %)",
+      100.0 * sd_log, pairs, detectable_speedup, 100.0 * resolution);
 }
 
 HostNoise measure_noise(const std::vector<SpeedPair>& aa_pairs, const SpeedRule& rule) {

@@ -53,9 +53,9 @@ enum class SpeedCall {
 
 struct SpeedInterval {
   int pairs = 0;
-  double speedup = 0;            // exp(mean log-ratio): the geometric mean of the pair ratios
-  double lo = 0, hi = 0;         // one-sided bounds at the rule's confidence (per-look alpha)
-  double sd_log = 0;             // sample standard deviation of the log-ratios
+  double speedup = 0;     // exp(mean log-ratio): the geometric mean of the pair ratios
+  double lo = 0, hi = 0;  // one-sided bounds at the rule's confidence (per-look alpha)
+  double sd_log = 0;      // sample standard deviation of the log-ratios
   SpeedCall call = SpeedCall::undecided;
   // "1.080x [1.030, 1.120] 95 %, 5 pairs"
   std::string text() const;
@@ -64,7 +64,8 @@ struct SpeedInterval {
 // "1.080x [1.030, 1.120] 95 %, 5 pairs"; without bounds (NaN: unpaired, or a row from before
 // intervals were stored) "1.080x ± 0.020 (half-range, no interval)" when the old half-range
 // `spread` is known, else "1.080x (no interval)".
-std::string speed_text(double speedup, double lo, double hi, int pairs, double spread = std::nan(""));
+std::string speed_text(double speedup, double lo, double hi, int pairs,
+                       double spread = std::nan(""));
 
 // REQUIRES: every pair's times > 0. Fewer than 2 pairs give an infinite interval.
 SpeedInterval judge_pairs(const std::vector<SpeedPair>& pairs, const SpeedRule& rule);
@@ -85,7 +86,7 @@ double steady_step_seconds(const std::vector<StepRecord>& steps);
 // A/A pairs (baseline against itself) measure the host's noise.
 struct HostNoise {
   int pairs = 0;
-  double sd_log = 0;              // standard deviation of the A/A log-ratios
+  double sd_log = 0;  // standard deviation of the A/A log-ratios
   double mean_log = 0;
   // The smallest true speedup that clears the rule's threshold with kDetectionPower at
   // max_pairs, given this noise: (1 + min effect) * exp((t_alpha + t_power) sd / sqrt(n)).

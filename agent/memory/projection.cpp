@@ -27,12 +27,14 @@ LinearFit fit_peak(const std::vector<PeakPoint>& points) {
   f.per_sample = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   f.fixed = (sy - f.per_sample * sx) / n;
   for (const auto& p : points) {
-    f.max_residual = std::max(f.max_residual, std::fabs(p.peak_bytes - (f.fixed + f.per_sample * p.micro_batch)));
+    f.max_residual = std::max(f.max_residual,
+                              std::fabs(p.peak_bytes - (f.fixed + f.per_sample * p.micro_batch)));
   }
   return f;
 }
 
-LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch, std::string* phase) {
+LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch,
+                      std::string* phase) {
   LinearFit overall = fit_peak(points);  // validates the points
   phase->clear();
   std::map<std::string, int> seen;
@@ -45,7 +47,9 @@ LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_bat
     std::vector<PeakPoint> line;
     for (const auto& p : points) line.push_back({p.micro_batch, p.phases.at(name), 0, {}});
     LinearFit f = fit_peak(line);
-    const auto at_target = [&](const LinearFit& x) { return x.fixed + x.per_sample * target_micro_batch; };
+    const auto at_target = [&](const LinearFit& x) {
+      return x.fixed + x.per_sample * target_micro_batch;
+    };
     if (!best || at_target(f) > at_target(*best)) {
       best = f;
       *phase = name;
@@ -71,39 +75,57 @@ Projection project_peak(const ProjectionInputs& in) {
   p.grads = bd.gradients * zero_grad_factor(w, z);
   p.optimizer = bd.optimizer * zero_optimizer_factor(w, z);
   p.comm = w > 1 ? std::min(bd.gradients, kCommBucketBytes * kCommBucketsInFlight) : 0.0;
-  p.other_fixed = std::max(0.0, p.fit.fixed - (bd.frozen + bd.parameters + bd.gradients + bd.optimizer));
+  p.other_fixed =
+      std::max(0.0, p.fit.fixed - (bd.frozen + bd.parameters + bd.gradients + bd.optimizer));
   p.activations = std::max(0.0, p.fit.per_sample) * in.target_micro_batch;
   p.fragmentation = std::max(0.0, in.fragmentation);
-  p.peak_bytes = p.frozen + p.params + p.grads + p.optimizer + p.comm + p.other_fixed + p.activations + p.fragmentation;
+  p.peak_bytes = p.frozen + p.params + p.grads + p.optimizer + p.comm + p.other_fixed +
+                 p.activations + p.fragmentation;
   return p;
 }
 
 nlohmann::json Projection::to_json(const ProjectionInputs& in) const {
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& x : in.points) {
-    nlohmann::json pt = {{"micro_batch", x.micro_batch}, {"peak_bytes", x.peak_bytes}, {"reserved_bytes", x.reserved_bytes}};
+    nlohmann::json pt = {{"micro_batch", x.micro_batch},
+                         {"peak_bytes", x.peak_bytes},
+                         {"reserved_bytes", x.reserved_bytes}};
     if (!x.phases.empty()) pt["phases"] = x.phases;
     pts.push_back(pt);
   }
-  return {
-      {"points", pts},
-      {"breakdown", {{"parameters", in.breakdown.parameters}, {"gradients", in.breakdown.gradients},
-                     {"optimizer", in.breakdown.optimizer}, {"frozen", in.breakdown.frozen},
-                     {"activations", in.breakdown.activations}}},
-      {"target_micro_batch", in.target_micro_batch}, {"world_size", in.world_size}, {"zero_stage", in.zero_stage},
-      {"fit", {{"fixed", fit.fixed}, {"per_sample", fit.per_sample}, {"max_residual", fit.max_residual},
-               {"phase", phase}}},
-      {"terms", {{"frozen", frozen}, {"params", params}, {"grads", grads}, {"optimizer", optimizer},
-                 {"comm", comm}, {"other_fixed", other_fixed}, {"activations", activations},
-                 {"fragmentation", fragmentation}}},
-      {"peak_bytes", peak_bytes}};
+  return {{"points", pts},
+          {"breakdown",
+           {{"parameters", in.breakdown.parameters},
+            {"gradients", in.breakdown.gradients},
+            {"optimizer", in.breakdown.optimizer},
+            {"frozen", in.breakdown.frozen},
+            {"activations", in.breakdown.activations}}},
+          {"target_micro_batch", in.target_micro_batch},
+          {"world_size", in.world_size},
+          {"zero_stage", in.zero_stage},
+          {"fit",
+           {{"fixed", fit.fixed},
+            {"per_sample", fit.per_sample},
+            {"max_residual", fit.max_residual},
+            {"phase", phase}}},
+          {"terms",
+           {{"frozen", frozen},
+            {"params", params},
+            {"grads", grads},
+            {"optimizer", optimizer},
+            {"comm", comm},
+            {"other_fixed", other_fixed},
+            {"activations", activations},
+            {"fragmentation", fragmentation}}},
+          {"peak_bytes", peak_bytes}};
 }
 
 namespace {
 
 double number_at(const nlohmann::json& j, const char* key, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || !j.at(key).is_number()) {
-    throw std::invalid_argument("stored projection: " + where + key + " is missing or not a number");
+    throw std::invalid_argument("stored projection: " + where + key +
+                                " is missing or not a number");
   }
   return j.at(key).get<double>();
 }
@@ -111,18 +133,23 @@ double number_at(const nlohmann::json& j, const char* key, const std::string& wh
 }  // namespace
 
 ProjectionInputs projection_inputs_from_json(const nlohmann::json& stored) {
-  if (!stored.is_object()) throw std::invalid_argument("stored projection: inputs are not a JSON object");
+  if (!stored.is_object())
+    throw std::invalid_argument("stored projection: inputs are not a JSON object");
   ProjectionInputs in;
   if (!stored.contains("points") || !stored.at("points").is_array()) {
     throw std::invalid_argument("stored projection: points is missing or not an array");
   }
   for (const auto& pt : stored.at("points")) {
-    PeakPoint point{static_cast<int>(number_at(pt, "micro_batch", "points[].")), number_at(pt, "peak_bytes", "points[]."),
-                    number_at(pt, "reserved_bytes", "points[]."), {}};
+    PeakPoint point{static_cast<int>(number_at(pt, "micro_batch", "points[].")),
+                    number_at(pt, "peak_bytes", "points[]."),
+                    number_at(pt, "reserved_bytes", "points[]."),
+                    {}};
     if (pt.contains("phases")) {
-      if (!pt.at("phases").is_object()) throw std::invalid_argument("stored projection: points[].phases is not an object");
+      if (!pt.at("phases").is_object())
+        throw std::invalid_argument("stored projection: points[].phases is not an object");
       for (const auto& item : pt.at("phases").items()) {
-        point.phases[item.key()] = number_at(pt.at("phases"), item.key().c_str(), "points[].phases.");
+        point.phases[item.key()] =
+            number_at(pt.at("phases"), item.key().c_str(), "points[].phases.");
       }
     }
     in.points.push_back(std::move(point));
@@ -133,7 +160,8 @@ ProjectionInputs projection_inputs_from_json(const nlohmann::json& stored) {
   in.breakdown.optimizer = number_at(bd, "optimizer", "breakdown.");
   in.breakdown.frozen = number_at(bd, "frozen", "breakdown.");
   in.breakdown.activations = number_at(bd, "activations", "breakdown.");
-  in.fragmentation = number_at(stored.contains("terms") ? stored.at("terms") : nlohmann::json(), "fragmentation", "terms.");
+  in.fragmentation = number_at(stored.contains("terms") ? stored.at("terms") : nlohmann::json(),
+                               "fragmentation", "terms.");
   in.target_micro_batch = static_cast<int>(number_at(stored, "target_micro_batch", ""));
   in.world_size = static_cast<int>(number_at(stored, "world_size", ""));
   in.zero_stage = static_cast<int>(number_at(stored, "zero_stage", ""));

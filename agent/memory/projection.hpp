@@ -46,7 +46,8 @@ LinearFit fit_peak(const std::vector<PeakPoint>& points);
 // The line to extrapolate to `target_micro_batch`: per phase when every point carries
 // phases (the phases common to all of them), the one largest at the target; else the
 // line through the overall peaks. `phase` is set to the chosen phase ("" = overall).
-LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch, std::string* phase);
+LinearFit fit_peak_at(const std::vector<PeakPoint>& points, int target_micro_batch,
+                      std::string* phase);
 
 struct ProjectionInputs {
   std::vector<PeakPoint> points;
@@ -59,8 +60,8 @@ struct Projection {
   double peak_bytes = 0;
   LinearFit fit;
   std::string phase;  // the phase whose line was extrapolated; "" = the overall peak
-  double params = 0, grads = 0, optimizer = 0, frozen = 0, comm = 0, other_fixed = 0, activations = 0,
-         fragmentation = 0;
+  double params = 0, grads = 0, optimizer = 0, frozen = 0, comm = 0, other_fixed = 0,
+         activations = 0, fragmentation = 0;
   nlohmann::json to_json(const ProjectionInputs& in) const;  // inputs + every term, for the store
 };
 

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "agent/common/files.hpp"
-#include "agent/store/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
+#include "agent/store/nightly_store.hpp"
 
 namespace sg::agent::nightly {
 
@@ -16,17 +16,20 @@ std::optional<double> claimed_speedup(const std::string& preset_text) {
   std::size_t start = 0;
   while (start < preset_text.size()) {
     std::size_t end = preset_text.find('\n', start);
-    std::string line = preset_text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string line =
+        preset_text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     start = end == std::string::npos ? preset_text.size() : end + 1;
     double v = 0;
-    if (std::sscanf(line.c_str(), "# campaign speedup: %lfx", &v) == 1 && v > 0) return v;  // newer headers
+    if (std::sscanf(line.c_str(), "# campaign speedup: %lfx", &v) == 1 && v > 0)
+      return v;  // newer headers
     if (std::sscanf(line.c_str(), "# speedup: %lfx", &v) == 1 && v > 0) found = v;
   }
   return found;
 }
 
-std::vector<CurrentPreset> current_presets(Store& store, const std::string& workload, const std::string& size,
-                                           const std::string& presets_dir, const Manifest& manifest,
+std::vector<CurrentPreset> current_presets(Store& store, const std::string& workload,
+                                           const std::string& size, const std::string& presets_dir,
+                                           const Manifest& manifest,
                                            const std::vector<NamedBudget>& budgets) {
   namespace fs = std::filesystem;
   std::map<std::string, CurrentPreset> by_name;
@@ -43,8 +46,10 @@ std::vector<CurrentPreset> current_presets(Store& store, const std::string& work
       } else {
         p.content = *text;
         PresetParse parse = parse_preset(*text, manifest);
-        if (parse.ok()) p.config = normalize(parse.config, manifest);
-        else p.invalid = parse.errors.front();
+        if (parse.ok())
+          p.config = normalize(parse.config, manifest);
+        else
+          p.invalid = parse.errors.front();
       }
       by_name[p.name] = std::move(p);
     }

@@ -19,16 +19,17 @@ namespace sg::agent::nightly {
 struct CurrentPreset {
   std::string name, path, content;
   Config config;
-  std::string invalid;               // non-empty: the file no longer parses against the manifest
-  double recorded_speedup = 0;       // the claim it was emitted with (0 = unknown)
-  double budget_bytes = 0;           // 0 = unknown: no memory check
-  std::optional<std::int64_t> preset_id;  // the DB row it is recorded as
+  std::string invalid;          // non-empty: the file no longer parses against the manifest
+  double recorded_speedup = 0;  // the claim it was emitted with (0 = unknown)
+  double budget_bytes = 0;      // 0 = unknown: no memory check
+  std::optional<std::int64_t> preset_id;   // the DB row it is recorded as
   std::optional<std::string> device_kind;  // from its fingerprint comment ("NVIDIA H200", "cpu")
 };
 
 // REQUIRES: budgets maps preset names to bytes (the campaign's --memory-budget).
-std::vector<CurrentPreset> current_presets(Store& store, const std::string& workload, const std::string& size,
-                                           const std::string& presets_dir, const Manifest& manifest,
+std::vector<CurrentPreset> current_presets(Store& store, const std::string& workload,
+                                           const std::string& size, const std::string& presets_dir,
+                                           const Manifest& manifest,
                                            const std::vector<NamedBudget>& budgets);
 
 // What a preset claimed at the campaign's micro-batch: its "# campaign speedup: 1.300x"

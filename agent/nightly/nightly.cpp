@@ -14,13 +14,13 @@
 #include "agent/gate/gate.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/nightly/nightly_outputs.hpp"
-#include "agent/store/nightly_store.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
 #include "agent/protocol/unknown_target.hpp"
 #include "agent/ranking/pareto.hpp"
 #include "agent/ranking/target_rank.hpp"
 #include "agent/search/strategy.hpp"
+#include "agent/store/nightly_store.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent::nightly {

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/protocol/manifest.hpp"
 #include "agent/nightly/nightly.hpp"
+#include "agent/protocol/manifest.hpp"
 #include "agent/store/store.hpp"
 
 namespace sg::agent::nightly {
@@ -19,8 +19,8 @@ struct NightContext {
   const Manifest* manifest = nullptr;
 };
 
-std::string render_nightly_preset(const NightContext& night, const std::string& name, double budget_bytes,
-                                  const EvaluationRow& e);
+std::string render_nightly_preset(const NightContext& night, const std::string& name,
+                                  double budget_bytes, const EvaluationRow& e);
 
 std::string render_nightly_readme(const NightContext& night, const NightlyReport& report);
 

@@ -11,12 +11,12 @@
 #include "agent/common/files.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/speed_stats.hpp"
-#include "agent/protocol/kernel_params.hpp"
+#include "agent/presets/emit_campaign.hpp"
 #include "agent/presets/preset_device.hpp"
 #include "agent/presets/preset_file.hpp"
-#include "agent/ranking/target_rank.hpp"
-#include "agent/presets/emit_campaign.hpp"
+#include "agent/protocol/kernel_params.hpp"
 #include "agent/ranking/pareto.hpp"
+#include "agent/ranking/target_rank.hpp"
 #include "agent/store/store.hpp"
 #include "speedgate_build_info.hpp"
 
@@ -43,8 +43,8 @@ std::string use_line(const Provenance& p, const std::string& path) {
   return use;
 }
 
-const EvaluationRow* own_effect(const std::vector<EvaluationRow>& evals, const Manifest& m, const std::string& name,
-                                int full_steps) {
+const EvaluationRow* own_effect(const std::vector<EvaluationRow>& evals, const Manifest& m,
+                                const std::string& name, int full_steps) {
   auto alone = [&](const Config& c) {
     if (!c.count(name)) return false;
     for (const auto& [k, v] : c) {
@@ -65,13 +65,15 @@ namespace {
 
 std::string fingerprint_line(const json& fp, const std::string& hash) {
   auto str = [&](const char* k) {
-    return fp.contains(k) ? (fp[k].is_string() ? fp[k].get<std::string>() : fp[k].dump()) : std::string("?");
+    return fp.contains(k) ? (fp[k].is_string() ? fp[k].get<std::string>() : fp[k].dump())
+                          : std::string("?");
   };
-  return fmt::format("{} (device {} '{}', sm {}, driver {}, cuda {}, cudnn {}, nccl {}, torch {}, build {}, "
-                     "threads {}, deterministic {}, world {})",
-                     hash, str("device"), str("device_name"), str("sm_count"), str("driver"), str("cuda"),
-                     str("cudnn"), str("nccl"), str("torch"), str("git_sha"), str("threads"), str("deterministic"),
-                     str("world_size"));
+  return fmt::format(
+      "{} (device {} '{}', sm {}, driver {}, cuda {}, cudnn {}, nccl {}, torch {}, build {}, "
+      "threads {}, deterministic {}, world {})",
+      hash, str("device"), str("device_name"), str("sm_count"), str("driver"), str("cuda"),
+      str("cudnn"), str("nccl"), str("torch"), str("git_sha"), str("threads"), str("deterministic"),
+      str("world_size"));
 }
 
 // The one figure a preset is known by: the paired speedup at the target micro-batch
@@ -86,18 +88,23 @@ struct Headline {
 Headline headline(const EvaluationRow& e, const TargetRank& r) {
   if (r.basis == TargetRank::Basis::finals) {
     return {r.speedup, r.spread,
-            fmt::format("paired finals at the target micro-batch {}, {} rounds", r.target_micro_batch, r.rounds),
+            fmt::format("paired finals at the target micro-batch {}, {} rounds",
+                        r.target_micro_batch, r.rounds),
             speed_text(r.speedup, r.lo, r.hi, r.rounds, r.spread)};
   }
-  return {e.speedup, e.speedup_spread, fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps),
+  return {e.speedup, e.speedup_spread,
+          fmt::format("paired ABAB repeats vs the baseline, {} steps", e.steps),
           speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs, e.speedup_spread)};
 }
 
-EmitCampaign load_campaign(Store& store, std::optional<std::int64_t> campaign_id, const std::string& out_dir) {
-  std::optional<CampaignRow> camp = campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
+EmitCampaign load_campaign(Store& store, std::optional<std::int64_t> campaign_id,
+                           const std::string& out_dir) {
+  std::optional<CampaignRow> camp =
+      campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
   if (!camp) {
-    throw UsageError(campaign_id ? fmt::format("no campaign {} in the database", *campaign_id)
-                                 : std::string("the database has no campaign; run `speedgate tune` first"));
+    throw UsageError(campaign_id
+                         ? fmt::format("no campaign {} in the database", *campaign_id)
+                         : std::string("the database has no campaign; run `speedgate tune` first"));
   }
   EmitCampaign c;
   c.camp = *camp;
@@ -124,31 +131,38 @@ EmitCampaign load_campaign(Store& store, std::optional<std::int64_t> campaign_id
 }
 
 // The .env file's provenance comments (its header).
-std::vector<std::string> preset_comments(const EmitCampaign& c, const TargetRanks& rankings, const std::string& name,
-                                         double bytes, const EvaluationRow& e, const TargetRank& rank,
+std::vector<std::string> preset_comments(const EmitCampaign& c, const TargetRanks& rankings,
+                                         const std::string& name, double bytes,
+                                         const EvaluationRow& e, const TargetRank& rank,
                                          const Headline& head, const std::string& path) {
   const json& opts = c.camp.options;
   const bool on_cpu = c.prov.device == "cpu";
   std::vector<std::string> comments = {
-      on_cpu ? fmt::format("speedgate preset '{}' for CPU hosts (memory budget {}; generated by speedgate {} {})", name,
-                           format_gib(bytes), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA)
-             : fmt::format("speedgate preset '{}' for {} GPUs with {} (generated by speedgate {} {})", name,
-                           c.prov.device, format_gib(bytes), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA),
-      fmt::format("measured on: {} with the trainer {} ({} {})", c.prov.device, c.prov.trainer, c.manifest.trainer,
-                  c.manifest.version),
+      on_cpu ? fmt::format("speedgate preset '{}' for CPU hosts (memory budget {}; generated by "
+                           "speedgate {} {})",
+                           name, format_gib(bytes), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA)
+             : fmt::format(
+                   "speedgate preset '{}' for {} GPUs with {} (generated by speedgate {} {})", name,
+                   c.prov.device, format_gib(bytes), SPEEDGATE_VERSION, SPEEDGATE_GIT_SHA),
+      fmt::format("measured on: {} with the trainer {} ({} {})", c.prov.device, c.prov.trainer,
+                  c.manifest.trainer, c.manifest.version),
       fmt::format("use: {}", use_line(c.prov, path)),
-      fmt::format("campaign: {} ({} {}, started {})", c.camp.id, c.camp.workload, c.camp.size, c.camp.created_at),
+      fmt::format("campaign: {} ({} {}, started {})", c.camp.id, c.camp.workload, c.camp.size,
+                  c.camp.created_at),
       fmt::format("trial ids: {}", join_ids(e.trial_ids)),
       fmt::format("fingerprint: {}", c.fp_text),
       fmt::format("speedup: {} ({})", head.figure, head.basis),
       fmt::format("campaign speedup: {} (paired ABAB repeats vs the baseline, {} steps; what "
                   "`speedgate nightly` re-verifies)",
-                  speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs, e.speedup_spread), e.steps),
+                  speed_text(e.speedup, e.speedup_lo, e.speedup_hi, e.pairs, e.speedup_spread),
+                  e.steps),
       fmt::format("projected peak: {} at micro-batch {}, world size {}, ZeRO {} (budget {})",
                   format_gib(e.projected_peak_bytes), rankings.target_micro_batch(),
-                  opts.value("target_world_size", 1), opts.value("zero_stage", 0), format_gib(bytes)),
-      fmt::format("gate: {}{}", e.gate_class,
-                  c.deterministic ? "" : " (NON-DETERMINISTIC environment: everything gated by tolerance)"),
+                  opts.value("target_world_size", 1), opts.value("zero_stage", 0),
+                  format_gib(bytes)),
+      fmt::format(
+          "gate: {}{}", e.gate_class,
+          c.deterministic ? "" : " (NON-DETERMINISTIC environment: everything gated by tolerance)"),
   };
   if (rank.measured_at_target()) {
     comments.push_back("ranked at the target: " + rank.describe());
@@ -156,24 +170,28 @@ std::vector<std::string> preset_comments(const EmitCampaign& c, const TargetRank
     comments.push_back("ranked by the speedup above (not measured at the target micro-batch)");
   }
   if (config_from_key(e.config_key).empty()) {
-    comments.push_back(rank.basis == TargetRank::Basis::finals
-                           ? "no finalist beat the baseline paired at the target micro-batch: all defaults"
-                           : "no accepted switch beats the baseline within this budget: all defaults");
+    comments.push_back(
+        rank.basis == TargetRank::Basis::finals
+            ? "no finalist beat the baseline paired at the target micro-batch: all defaults"
+            : "no accepted switch beats the baseline within this budget: all defaults");
   }
   return comments;
 }
 
 // Renders one budget's preset (the content is checked to re-parse to its configuration).
-WrittenPreset render_preset_for(const EmitCampaign& c, const TargetRanks& rankings, const std::string& name,
-                                std::int64_t bytes, const EvaluationRow& e, const TargetRank& rank) {
+WrittenPreset render_preset_for(const EmitCampaign& c, const TargetRanks& rankings,
+                                const std::string& name, std::int64_t bytes, const EvaluationRow& e,
+                                const TargetRank& rank) {
   const Config cfg = config_from_key(e.config_key);
   const Headline head = headline(e, rank);
   const std::string path = (std::filesystem::path(c.out_dir) / (name + ".env")).string();
   const std::string content = render_preset(
-      preset_comments(c, rankings, name, static_cast<double>(bytes), e, rank, head, path), cfg, c.manifest);
+      preset_comments(c, rankings, name, static_cast<double>(bytes), e, rank, head, path), cfg,
+      c.manifest);
   PresetParse check = parse_preset(content, c.manifest);
   if (!check.ok() || check.config != cfg) {
-    throw std::logic_error("rendered preset does not re-parse: " + (check.errors.empty() ? "" : check.errors.front()));
+    throw std::logic_error("rendered preset does not re-parse: " +
+                           (check.errors.empty() ? "" : check.errors.front()));
   }
   WrittenPreset w;
   PresetRow& row = w.row;
@@ -197,10 +215,18 @@ WrittenPreset render_preset_for(const EmitCampaign& c, const TargetRanks& rankin
 
 json written_entry(const WrittenPreset& w, const EvaluationRow& e) {
   const Config cfg = config_from_key(e.config_key);
-  return {{"written", true}, {"path", w.row.path}, {"config", json(cfg)}, {"speedup", w.row.speedup},
-          {"spread", w.row.speedup_spread}, {"speedup_basis", w.basis}, {"campaign_speedup", e.speedup},
-          {"projected_peak_bytes", e.projected_peak_bytes}, {"trial_ids", e.trial_ids}, {"evaluation_id", e.id},
-          {"rank_speedup", w.rank.speedup}, {"ranked_at_target", w.rank.measured_at_target()},
+  return {{"written", true},
+          {"path", w.row.path},
+          {"config", json(cfg)},
+          {"speedup", w.row.speedup},
+          {"spread", w.row.speedup_spread},
+          {"speedup_basis", w.basis},
+          {"campaign_speedup", e.speedup},
+          {"projected_peak_bytes", e.projected_peak_bytes},
+          {"trial_ids", e.trial_ids},
+          {"evaluation_id", e.id},
+          {"rank_speedup", w.rank.speedup},
+          {"ranked_at_target", w.rank.measured_at_target()},
           {"ranked_by", w.rank.basis == TargetRank::Basis::finals  ? "finals"
                         : w.rank.basis == TargetRank::Basis::probe ? "probe"
                                                                    : "campaign"}};
@@ -208,7 +234,8 @@ json written_entry(const WrittenPreset& w, const EvaluationRow& e) {
 
 }  // namespace
 
-EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, const std::string& out_dir) {
+EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id,
+                        const std::string& out_dir) {
   const EmitCampaign c = load_campaign(store, campaign_id, out_dir);
   const TargetRanks rankings(store, c.camp, c.evals);
   std::vector<FrontierPoint> pts;
@@ -223,7 +250,8 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
   EmitResult result;
   result.summary = {{"campaign", c.camp.id}, {"out", out_dir}, {"presets", json::array()}};
   std::vector<WrittenPreset> written;
-  const json budgets = c.camp.options.value("memory_budgets", json::object());  // kept alive for the loop
+  const json budgets =
+      c.camp.options.value("memory_budgets", json::object());  // kept alive for the loop
   for (const auto& [name, bytes_json] : budgets.items()) {
     const std::int64_t bytes = bytes_json.get<std::int64_t>();
     const auto ranks = rankings.for_budget(name);
@@ -232,9 +260,11 @@ EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, c
     if (!pick) {
       result.all_budgets_met = false;
       entry["written"] = false;
-      entry["reason"] = base ? fmt::format("even the baseline's projected peak {} exceeds {}",
-                                           format_gib(base->projected_peak_bytes), format_gib(static_cast<double>(bytes)))
-                             : std::string("no accepted configuration (no baseline) in this campaign");
+      entry["reason"] =
+          base ? fmt::format("even the baseline's projected peak {} exceeds {}",
+                             format_gib(base->projected_peak_bytes),
+                             format_gib(static_cast<double>(bytes)))
+               : std::string("no accepted configuration (no baseline) in this campaign");
       spdlog::error("preset {}: {}", name, entry["reason"].get<std::string>());
       result.summary["presets"].push_back(entry);
       continue;

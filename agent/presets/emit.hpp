@@ -20,6 +20,7 @@ struct EmitResult {
 
 // campaign_id nullopt = the latest finished campaign. Throws UsageError when there
 // is none.
-EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id, const std::string& out_dir);
+EmitResult emit_presets(Store& store, std::optional<std::int64_t> campaign_id,
+                        const std::string& out_dir);
 
 }  // namespace sg::agent

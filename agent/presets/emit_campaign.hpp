@@ -17,8 +17,8 @@ namespace sg::agent {
 
 // What a preset was measured on and with, for its header and README: "cpu" or the GPU.
 struct Provenance {
-  std::string device;   // device_kind() of the fingerprint ("cpu", "NVIDIA H200")
-  std::string trainer;  // the executable the campaign ran
+  std::string device;              // device_kind() of the fingerprint ("cpu", "NVIDIA H200")
+  std::string trainer;             // the executable the campaign ran
   bool reference_trainer = false;  // speedgate-train: it also takes --preset FILE
 };
 

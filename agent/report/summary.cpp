@@ -22,9 +22,15 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
                                  : std::string("the database has no campaign"));
   }
   json s;
-  s["campaign"] = {{"id", camp->id}, {"workload", camp->workload}, {"size", camp->size},
-                   {"state", camp->state}, {"created_at", camp->created_at}, {"finished_at", camp->finished_at},
-                   {"trainer", camp->trainer}, {"note", camp->note}, {"options", camp->options}};
+  s["campaign"] = {{"id", camp->id},
+                   {"workload", camp->workload},
+                   {"size", camp->size},
+                   {"state", camp->state},
+                   {"created_at", camp->created_at},
+                   {"finished_at", camp->finished_at},
+                   {"trainer", camp->trainer},
+                   {"note", camp->note},
+                   {"options", camp->options}};
   s["campaign"]["deterministic"] = camp->deterministic ? json(*camp->deterministic) : json(nullptr);
   std::map<std::string, int> by_disp, by_state, by_purpose;
   int total = 0;
@@ -32,20 +38,39 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
     ++total;
     by_state[t.state]++;
     by_purpose[t.purpose]++;
-    by_disp[t.disposition ? std::string(to_string(*t.disposition)) : (t.run_ok ? "unjudged" : "none")]++;  // unjudged: ran fine, its evaluation was cut by the budget
+    by_disp[t.disposition
+                ? std::string(to_string(*t.disposition))
+                : (t.run_ok ? "unjudged" : "none")]++;  // unjudged: ran fine, its evaluation was
+                                                        // cut by the budget
   }
-  s["trials"] = {{"total", total}, {"by_disposition", by_disp}, {"by_state", by_state}, {"by_purpose", by_purpose}};
+  s["trials"] = {{"total", total},
+                 {"by_disposition", by_disp},
+                 {"by_state", by_state},
+                 {"by_purpose", by_purpose}};
   json evals = json::array(), frontier = json::array();
   json best = nullptr;
   const int full = camp->options.value("steps", 0);
   std::map<std::string, int> eval_disp;
   for (const auto& e : store.evaluations(camp->id)) {
-    json j = {{"id", e.id}, {"config", json(config_from_key(e.config_key))}, {"config_key", e.config_key},
-              {"steps", e.steps}, {"strategy", e.strategy}, {"disposition", std::string(to_string(e.disposition))},
-              {"gate_class", e.gate_class}, {"speedup", e.speedup}, {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
-              {"samples_per_s", e.samples_per_s}, {"projected_peak_bytes", std::isnan(e.projected_peak_bytes) ? json(nullptr) : json(e.projected_peak_bytes)},  // null: not probed
-              {"on_frontier", e.on_frontier}, {"reason", e.reason}, {"trial_ids", e.trial_ids},
-              {"speedup_lo", e.speedup_lo}, {"speedup_hi", e.speedup_hi}, {"pairs", e.pairs}};
+    json j = {{"id", e.id},
+              {"config", json(config_from_key(e.config_key))},
+              {"config_key", e.config_key},
+              {"steps", e.steps},
+              {"strategy", e.strategy},
+              {"disposition", std::string(to_string(e.disposition))},
+              {"gate_class", e.gate_class},
+              {"speedup", e.speedup},
+              {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
+              {"samples_per_s", e.samples_per_s},
+              {"projected_peak_bytes", std::isnan(e.projected_peak_bytes)
+                                           ? json(nullptr)
+                                           : json(e.projected_peak_bytes)},  // null: not probed
+              {"on_frontier", e.on_frontier},
+              {"reason", e.reason},
+              {"trial_ids", e.trial_ids},
+              {"speedup_lo", e.speedup_lo},
+              {"speedup_hi", e.speedup_hi},
+              {"pairs", e.pairs}};
     eval_disp[std::string(to_string(e.disposition))]++;
     if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
     if (e.on_frontier) frontier.push_back(j);
@@ -58,14 +83,23 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["evaluations"] = evals;
   json noise = json::array(), bands = json::array();
   for (const auto& n : store.host_noise(camp->id)) {
-    noise.push_back({{"steps", n.steps}, {"micro_batch", n.micro_batch}, {"pairs", n.pairs},
-                     {"sd_log_ratio", n.sd_log_ratio}, {"detectable_speedup", n.detectable_speedup},
-                     {"resolution", n.resolution}, {"min_effect", n.min_effect}, {"max_repeats", n.max_repeats}});
+    noise.push_back({{"steps", n.steps},
+                     {"micro_batch", n.micro_batch},
+                     {"pairs", n.pairs},
+                     {"sd_log_ratio", n.sd_log_ratio},
+                     {"detectable_speedup", n.detectable_speedup},
+                     {"resolution", n.resolution},
+                     {"min_effect", n.min_effect},
+                     {"max_repeats", n.max_repeats}});
   }
   for (const auto& b : store.rounding_bands(camp->id)) {
-    bands.push_back({{"steps", b.steps}, {"perturb_eps", b.perturb_eps}, {"seeds", b.seeds},
-                     {"curve_rms", b.curve_rms}, {"eval_loss_abs", b.eval_loss_abs},
-                     {"grad_norm_log", b.grad_norm_log}, {"seed_curve_rms", b.seed_curve_rms}});
+    bands.push_back({{"steps", b.steps},
+                     {"perturb_eps", b.perturb_eps},
+                     {"seeds", b.seeds},
+                     {"curve_rms", b.curve_rms},
+                     {"eval_loss_abs", b.eval_loss_abs},
+                     {"grad_norm_log", b.grad_norm_log},
+                     {"seed_curve_rms", b.seed_curve_rms}});
   }
   s["host_noise"] = noise;
   s["rounding_bands"] = bands;
@@ -75,8 +109,11 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["finals"] = campaign_finals(store, camp->id);
   json presets = json::array();
   for (const auto& p : store.presets(camp->id)) {
-    presets.push_back({{"name", p.name}, {"path", p.path}, {"config_key", p.config_key},
-                       {"speedup", p.speedup}, {"spread", p.speedup_spread},
+    presets.push_back({{"name", p.name},
+                       {"path", p.path},
+                       {"config_key", p.config_key},
+                       {"speedup", p.speedup},
+                       {"spread", p.speedup_spread},
                        {"projected_peak_bytes", p.projected_peak_bytes},
                        {"created_at", p.created_at}});
   }
@@ -87,12 +124,20 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
 json campaign_finals(Store& store, std::int64_t campaign_id) {
   json finals = json::array();  // the `finals` strategy's pairs at the target micro-batch
   for (const auto& f : store.target_finals(campaign_id)) {
-    finals.push_back({{"budget", f.budget_name}, {"config_key", f.config_key}, {"evaluation_id", f.evaluation_id},
-                      {"micro_batch", f.micro_batch}, {"steps", f.steps}, {"rounds", f.rounds},
-                      {"disposition", std::string(to_string(f.disposition))}, {"speedup", f.speedup},
-                      {"spread", f.speedup_spread}, {"speedup_lo", f.speedup_lo},
-                      {"speedup_hi", f.speedup_hi}, {"samples_per_s", f.samples_per_s},
-                      {"baseline_samples_per_s", f.baseline_samples_per_s}, {"reason", f.reason},
+    finals.push_back({{"budget", f.budget_name},
+                      {"config_key", f.config_key},
+                      {"evaluation_id", f.evaluation_id},
+                      {"micro_batch", f.micro_batch},
+                      {"steps", f.steps},
+                      {"rounds", f.rounds},
+                      {"disposition", std::string(to_string(f.disposition))},
+                      {"speedup", f.speedup},
+                      {"spread", f.speedup_spread},
+                      {"speedup_lo", f.speedup_lo},
+                      {"speedup_hi", f.speedup_hi},
+                      {"samples_per_s", f.samples_per_s},
+                      {"baseline_samples_per_s", f.baseline_samples_per_s},
+                      {"reason", f.reason},
                       {"trial_ids", f.trial_ids}});
   }
   return finals;
@@ -104,7 +149,8 @@ std::string wrap_config_key(const std::string& key, std::size_t indent, std::siz
   std::size_t start = 0;
   while (start < key.size()) {
     std::size_t comma = key.find(',', start);
-    std::string item = key.substr(start, comma == std::string::npos ? std::string::npos : comma - start + 1);
+    std::string item =
+        key.substr(start, comma == std::string::npos ? std::string::npos : comma - start + 1);
     start = comma == std::string::npos ? key.size() : comma + 1;
     if (!line.empty() && indent + line.size() + item.size() > width) {
       out += std::string(indent, ' ') + line + "\n";
@@ -126,52 +172,62 @@ std::string speed_of(const json& row) {
     return row.contains(k) && row[k].is_number() ? row[k].get<double>() : std::nan("");
   };
   return speed_text(num("speedup"), num("speedup_lo"), num("speedup_hi"),
-                    row.contains("pairs") ? row["pairs"].get<int>() : row.value("rounds", 0), num("spread"));
+                    row.contains("pairs") ? row["pairs"].get<int>() : row.value("rounds", 0),
+                    num("spread"));
 }
 
 }  // namespace
 
 std::string format_summary(const json& s) {
   const auto& c = s["campaign"];
-  std::string out = fmt::format("campaign {} — {} {} — {} (started {})\n", c["id"].get<std::int64_t>(),
-                                c["workload"].get<std::string>(), c["size"].get<std::string>(),
-                                c["state"].get<std::string>(), c["created_at"].get<std::string>());
+  std::string out =
+      fmt::format("campaign {} — {} {} — {} (started {})\n", c["id"].get<std::int64_t>(),
+                  c["workload"].get<std::string>(), c["size"].get<std::string>(),
+                  c["state"].get<std::string>(), c["created_at"].get<std::string>());
   if (!c["note"].get<std::string>().empty()) out += "  " + c["note"].get<std::string>() + "\n";
   // Two counts, two names: a trainer run is one process; an evaluation judges one
   // configuration from several runs (gate runs, speed pairs, a memory probe).
   out += fmt::format("  trainer runs: {}", s["trials"]["total"].get<int>());
-  for (const auto& [k, v] : s["trials"]["by_disposition"].items()) out += fmt::format("  {}={}", k, v.get<int>());
+  for (const auto& [k, v] : s["trials"]["by_disposition"].items())
+    out += fmt::format("  {}={}", k, v.get<int>());
   out += "\n";
   if (s.contains("baseline")) {
     const auto& b = s["baseline"];
-    out += fmt::format("  baseline: {:.3f} samples/s, projected peak {}\n", b["samples_per_s"].get<double>(),
-                       b["projected_peak_bytes"].is_null() ? std::string("not probed")
-                                                           : format_gib(b["projected_peak_bytes"].get<double>()));
+    out += fmt::format(
+        "  baseline: {:.3f} samples/s, projected peak {}\n", b["samples_per_s"].get<double>(),
+        b["projected_peak_bytes"].is_null() ? std::string("not probed")
+                                            : format_gib(b["projected_peak_bytes"].get<double>()));
   }
   out += fmt::format("  evaluations: {}", s["evaluations"].size());
-  for (const auto& [k, v] : s["evaluations_by_disposition"].items()) out += fmt::format("  {}={}", k, v.get<int>());
+  for (const auto& [k, v] : s["evaluations_by_disposition"].items())
+    out += fmt::format("  {}={}", k, v.get<int>());
   out += "\n";
   for (const auto& e : s["evaluations"]) {
-    out += fmt::format("    {:<14} @{:<3} {:<18} {:>10}{}\n", e["disposition"].get<std::string>(), e["steps"].get<int>(),
-                       speed_of(e),
-                       e["projected_peak_bytes"].is_null() ? std::string("not probed")
-                                                           : format_gib(e["projected_peak_bytes"].get<double>()),
+    out += fmt::format("    {:<14} @{:<3} {:<18} {:>10}{}\n", e["disposition"].get<std::string>(),
+                       e["steps"].get<int>(), speed_of(e),
+                       e["projected_peak_bytes"].is_null()
+                           ? std::string("not probed")
+                           : format_gib(e["projected_peak_bytes"].get<double>()),
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
     out += wrap_config_key(e["config_key"].get<std::string>(), 6, kWidth);
   }
   for (const auto& n : s["host_noise"]) {
-    out += fmt::format("  host noise at {} steps: A/A {:.2f} % a pair over {} pairs; smallest detectable speedup "
-                       "{:.3f}x at {} pairs{}\n",
-                       n["steps"].get<int>(), 100 * n["sd_log_ratio"].get<double>(), n["pairs"].get<int>(),
-                       n["detectable_speedup"].get<double>(), n["max_repeats"].get<int>(),
-                       n["resolution"].get<double>() > n["min_effect"].get<double>()
-                           ? fmt::format(" (the {:.1f} % minimum effect is below it)", 100 * n["min_effect"].get<double>())
-                           : "");
+    out += fmt::format(
+        "  host noise at {} steps: A/A {:.2f} % a pair over {} pairs; smallest detectable speedup "
+        "{:.3f}x at {} pairs{}\n",
+        n["steps"].get<int>(), 100 * n["sd_log_ratio"].get<double>(), n["pairs"].get<int>(),
+        n["detectable_speedup"].get<double>(), n["max_repeats"].get<int>(),
+        n["resolution"].get<double>() > n["min_effect"].get<double>()
+            ? fmt::format(" (the {:.1f} % minimum effect is below it)",
+                          100 * n["min_effect"].get<double>())
+            : "");
   }
   for (const auto& b : s["rounding_bands"]) {
-    out += fmt::format("  rounding band at {} steps (--perturb {:.3g}): loss-curve RMS {:.3g} (seed band {:.3g})\n",
-                       b["steps"].get<int>(), b["perturb_eps"].get<double>(), b["curve_rms"].get<double>(),
-                       b["seed_curve_rms"].get<double>());
+    out += fmt::format(
+        "  rounding band at {} steps (--perturb {:.3g}): loss-curve RMS {:.3g} (seed band "
+        "{:.3g})\n",
+        b["steps"].get<int>(), b["perturb_eps"].get<double>(), b["curve_rms"].get<double>(),
+        b["seed_curve_rms"].get<double>());
   }
   if (!s["best"].is_null()) {
     out += fmt::format("  best: {}\n", speed_of(s["best"]));
@@ -179,16 +235,16 @@ std::string format_summary(const json& s) {
   }
   if (!s["finals"].empty()) out += "  finals (paired at the target micro-batch):\n";
   for (const auto& f : s["finals"]) {
-    out += fmt::format("    {:<10} {:<14} @mb{:<3} ", f["budget"].get<std::string>(), f["disposition"].get<std::string>(),
-                       f["micro_batch"].get<int>());
+    out += fmt::format("    {:<10} {:<14} @mb{:<3} ", f["budget"].get<std::string>(),
+                       f["disposition"].get<std::string>(), f["micro_batch"].get<int>());
     out += f["disposition"] == "accepted"
                ? fmt::format("{} ({} rounds)\n", speed_of(f), f["rounds"].get<int>())
                : f["reason"].get<std::string>() + "\n";
     out += wrap_config_key(f["config_key"].get<std::string>(), 6, kWidth);
   }
   for (const auto& p : s["presets"]) {
-    out += fmt::format("  preset {}: {} {}\n", p["name"].get<std::string>(), p["path"].get<std::string>(),
-                       speed_of(p));
+    out += fmt::format("  preset {}: {} {}\n", p["name"].get<std::string>(),
+                       p["path"].get<std::string>(), speed_of(p));
     out += wrap_config_key(p["config_key"].get<std::string>(), 4, kWidth);
   }
   return out;

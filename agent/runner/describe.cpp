@@ -22,7 +22,8 @@ double describe_timeout_s() {
   char* end = nullptr;
   const double s = std::strtod(v, &end);
   if (*end != '\0' || !std::isfinite(s) || s <= 0 || s > 86400) {
-    throw UsageError(fmt::format("{}='{}' must be a number of seconds in (0, 86400]", kDescribeTimeoutVariable, v));
+    throw UsageError(fmt::format("{}='{}' must be a number of seconds in (0, 86400]",
+                                 kDescribeTimeoutVariable, v));
   }
   return s;
 }
@@ -30,7 +31,8 @@ double describe_timeout_s() {
 Manifest describe_trainer(const std::string& trainer) {
   namespace fs = std::filesystem;
   if (::access(trainer.c_str(), X_OK) != 0) {
-    throw UsageError("trainer '" + trainer + "' does not exist or is not executable (use --trainer PATH)");
+    throw UsageError("trainer '" + trainer +
+                     "' does not exist or is not executable (use --trainer PATH)");
   }
   fs::path dir = fs::temp_directory_path() / fmt::format("speedgate-describe-{}", ::getpid());
   fs::create_directories(dir);
@@ -53,13 +55,15 @@ Manifest describe_trainer(const std::string& trainer) {
   if (p.interrupted) throw Interrupted(interrupt_signal());
   if (!p.started) throw UsageError("cannot run trainer '" + trainer + "': " + p.start_error);
   if (p.deadline_hit) {
-    throw UsageError(fmt::format("'{} describe --json' did not finish within {} s ({}); it was killed", trainer,
-                                 limit_s, kDescribeTimeoutVariable));
+    throw UsageError(
+        fmt::format("'{} describe --json' did not finish within {} s ({}); it was killed", trainer,
+                    limit_s, kDescribeTimeoutVariable));
   }
   if (p.signaled || p.exit_code != 0) {
-    throw UsageError(fmt::format("'{} describe --json' failed ({}): {}", trainer,
-                                 p.signaled ? fmt::format("signal {}", p.signal) : fmt::format("exit {}", p.exit_code),
-                                 err.substr(0, 2000)));
+    throw UsageError(fmt::format(
+        "'{} describe --json' failed ({}): {}", trainer,
+        p.signaled ? fmt::format("signal {}", p.signal) : fmt::format("exit {}", p.exit_code),
+        err.substr(0, 2000)));
   }
   if (!size_ec && out_bytes > kManifestLimits.max_bytes) {
     throw UsageError(

@@ -46,7 +46,8 @@ std::vector<std::string> gpu_slot_ids(int gpus) {
   }
   std::vector<std::string> ids;
   for (int i = 0; i < gpus; ++i) {
-    ids.push_back(i < static_cast<int>(visible.size()) ? visible[static_cast<std::size_t>(i)] : std::to_string(i));
+    ids.push_back(i < static_cast<int>(visible.size()) ? visible[static_cast<std::size_t>(i)]
+                                                       : std::to_string(i));
   }
   return ids;
 }
@@ -62,11 +63,13 @@ int detect_gpus() {
   }
   std::string exe;
   for (const char* dir : {"/usr/bin", "/usr/local/bin", "/usr/local/nvidia/bin"}) {
-    if (::access((std::string(dir) + "/nvidia-smi").c_str(), X_OK) == 0) exe = std::string(dir) + "/nvidia-smi";
+    if (::access((std::string(dir) + "/nvidia-smi").c_str(), X_OK) == 0)
+      exe = std::string(dir) + "/nvidia-smi";
   }
   if (exe.empty()) return 0;
   namespace fs = std::filesystem;
-  const fs::path tmp = fs::temp_directory_path() / ("speedgate-nvsmi-" + std::to_string(::getpid()));
+  const fs::path tmp =
+      fs::temp_directory_path() / ("speedgate-nvsmi-" + std::to_string(::getpid()));
   ProcessSpec spec;
   spec.exe = exe;
   spec.args = {"-L"};
@@ -107,13 +110,17 @@ std::unique_ptr<Executor> make_executor(const ExecutorOptions& o, int trial_worl
   o.validate();
   if (o.kind == "slurm") return std::make_unique<SlurmExecutor>(o);
   const int gpus = o.gpus >= 0 ? o.gpus : detect_gpus();
-  if (gpus == 0) return std::make_unique<LocalExecutor>(std::vector<std::string>{}, o.parallel_trials > 0 ? o.parallel_trials : 1);
+  if (gpus == 0)
+    return std::make_unique<LocalExecutor>(std::vector<std::string>{},
+                                           o.parallel_trials > 0 ? o.parallel_trials : 1);
   if (gpus < trial_world_size) {
-    throw UsageError(fmt::format("--trial-world-size {} needs {} GPU slots; this host has {} (--gpus)", trial_world_size,
-                                 trial_world_size, gpus));
+    throw UsageError(
+        fmt::format("--trial-world-size {} needs {} GPU slots; this host has {} (--gpus)",
+                    trial_world_size, trial_world_size, gpus));
   }
   // With GPUs the slots bound the parallelism; --parallel-trials only lowers it.
-  return std::make_unique<LocalExecutor>(gpu_slot_ids(gpus), o.parallel_trials > 0 ? o.parallel_trials : gpus);
+  return std::make_unique<LocalExecutor>(gpu_slot_ids(gpus),
+                                         o.parallel_trials > 0 ? o.parallel_trials : gpus);
 }
 
 }  // namespace sg::agent

@@ -10,7 +10,8 @@ namespace sg::agent {
 
 LocalExecutor::LocalExecutor(std::vector<std::string> gpu_ids, int parallel_trials)
     : gpu_ids_(std::move(gpu_ids)), parallel_trials_(std::max(1, parallel_trials)) {
-  busy_.assign(gpu_ids_.empty() ? static_cast<std::size_t>(parallel_trials_) : gpu_ids_.size(), false);
+  busy_.assign(gpu_ids_.empty() ? static_cast<std::size_t>(parallel_trials_) : gpu_ids_.size(),
+               false);
 }
 
 int LocalExecutor::capacity(int world_size) const {
@@ -73,7 +74,8 @@ TrialOutcome LocalExecutor::run(const TrialRequest& req) {
     // An exclusive trial holds every slot but its ranks use the first W.
     std::string devices;
     for (int i = 0; i < world && i < static_cast<int>(slots.size()); ++i) {
-      const std::string& id = gpu_ids_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
+      const std::string& id =
+          gpu_ids_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
       devices += (devices.empty() ? "" : ",") + id;
     }
     r.launch_env.emplace_back("CUDA_VISIBLE_DEVICES", devices);

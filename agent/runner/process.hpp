@@ -44,12 +44,12 @@ struct ProcessSpec {
 
 struct ProcessOutcome {
   bool started = false;
-  std::string start_error;   // when !started (missing binary, not executable)
-  int exit_code = -1;        // valid when !signaled
-  int signal = 0;            // valid when signaled
+  std::string start_error;  // when !started (missing binary, not executable)
+  int exit_code = -1;       // valid when !signaled
+  int signal = 0;           // valid when signaled
   bool signaled = false;
-  bool deadline_hit = false; // we sent SIGTERM/SIGKILL because of the deadline
-  bool interrupted = false;  // we ended the group because this process got a stop signal
+  bool deadline_hit = false;  // we sent SIGTERM/SIGKILL because of the deadline
+  bool interrupted = false;   // we ended the group because this process got a stop signal
   int pid = 0;
   double wall_s = 0;
   std::size_t stdout_bytes = 0, stderr_bytes = 0;

@@ -20,8 +20,8 @@ struct SlurmEnd {
   bool submitted = true;
   std::string submit_error;
   std::string job_id;
-  std::string state;      // COMPLETED, FAILED, CANCELLED, TIMEOUT, ... ("" = lost)
-  int exit_code = 0;      // ExitCode=code:signal of the batch step
+  std::string state;  // COMPLETED, FAILED, CANCELLED, TIMEOUT, ... ("" = lost)
+  int exit_code = 0;  // ExitCode=code:signal of the batch step
   int signal = 0;
   bool cancelled_by_us = false;  // we scancelled it at the deadline
   std::string slurm_reason;      // Reason=... from scontrol
@@ -30,8 +30,8 @@ struct SlurmEnd {
 // Maps a job's end and its result file to a process outcome (for the store) and a
 // failure disposition (nullopt = a valid ok result). Pure; documented in
 // docs/controller.md "Slurm states".
-std::optional<Disposition> decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed, ProcessOutcome* process,
-                                            std::string* reason);
+std::optional<Disposition> decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed,
+                                            ProcessOutcome* process, std::string* reason);
 
 // True for the states after which a job runs no more.
 bool slurm_state_terminal(const std::string& state);

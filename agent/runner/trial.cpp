@@ -22,7 +22,8 @@ std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultP
     return Disposition::crash;
   }
   if (p.interrupted) {
-    *reason = std::string(kInterruptedReason) + "the controller was told to stop; the trial re-runs on resume";
+    *reason = std::string(kInterruptedReason) +
+              "the controller was told to stop; the trial re-runs on resume";
     return Disposition::killed;
   }
   if (p.deadline_hit) {
@@ -79,8 +80,9 @@ std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRe
 }
 
 bool is_launch_variable(const std::string& name) {
-  static const char* const kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-                                       "MASTER_PORT", "GROUP_RANK", "ROLE_RANK", "TORCHELASTIC_RUN_ID",
+  static const char* const kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                       "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK", "ROLE_RANK",
+                                       "TORCHELASTIC_RUN_ID",
                                        // the trainer falls back to these under srun
                                        "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"};
   for (const char* n : kNames) {
@@ -93,14 +95,22 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
                                       const std::string& heartbeat_path) {
   if (req.kernel) {
     std::vector<std::string> args = {"kernel-trial",
-                                     "--workload", req.workload,
-                                     "--size", req.size,
-                                     "--micro-batch", std::to_string(req.micro_batch),
-                                     "--family", req.kernel->family,
-                                     "--repeats", std::to_string(req.kernel->repeats),
-                                     "--threads", std::to_string(req.threads),
-                                     "--result", result_path,
-                                     "--heartbeat", heartbeat_path};
+                                     "--workload",
+                                     req.workload,
+                                     "--size",
+                                     req.size,
+                                     "--micro-batch",
+                                     std::to_string(req.micro_batch),
+                                     "--family",
+                                     req.kernel->family,
+                                     "--repeats",
+                                     std::to_string(req.kernel->repeats),
+                                     "--threads",
+                                     std::to_string(req.threads),
+                                     "--result",
+                                     result_path,
+                                     "--heartbeat",
+                                     heartbeat_path};
     for (const auto& v : req.kernel->variants) {
       args.push_back("--variant");
       args.push_back(v);
@@ -108,15 +118,24 @@ std::vector<std::string> trainer_args(const TrialRequest& req, const std::string
     return args;
   }
   std::vector<std::string> args = {"run",
-          "--workload", req.workload,
-          "--size", req.size,
-          "--steps", std::to_string(req.steps),
-          "--seed", std::to_string(req.seed),
-          "--micro-batch", std::to_string(req.micro_batch),
-          "--grad-accum", std::to_string(req.grad_accum),
-          "--threads", std::to_string(req.threads),
-          "--result", result_path,
-          "--heartbeat", heartbeat_path};
+                                   "--workload",
+                                   req.workload,
+                                   "--size",
+                                   req.size,
+                                   "--steps",
+                                   std::to_string(req.steps),
+                                   "--seed",
+                                   std::to_string(req.seed),
+                                   "--micro-batch",
+                                   std::to_string(req.micro_batch),
+                                   "--grad-accum",
+                                   std::to_string(req.grad_accum),
+                                   "--threads",
+                                   std::to_string(req.threads),
+                                   "--result",
+                                   result_path,
+                                   "--heartbeat",
+                                   heartbeat_path};
   if (req.perturb > 0) {  // only trainers whose manifest lists capability "perturb" get it
     args.push_back("--perturb");
     args.push_back(fmt::format("{:.17g}", req.perturb));
@@ -147,7 +166,8 @@ ResultParse parse_trial_result(const TrialRequest& req, const std::string& path,
 void decode_trial(TrialOutcome& out, const ResultParse& parsed) {
   out.failure = decode_outcome(out.process, parsed, &out.reason);
   if (out.failure && out.ranks.size() > 1) {
-    out.reason = fmt::format("rank {} of {}: {}", std::max(0, out.failed_rank), out.ranks.size(), out.reason);
+    out.reason = fmt::format("rank {} of {}: {}", std::max(0, out.failed_rank), out.ranks.size(),
+                             out.reason);
   }
 }
 
@@ -173,7 +193,8 @@ TrialOutcome run_trial(const TrialRequest& req) {
     spec.env = base;
     if (world > 1) {
       for (const char* k : {"RANK", "LOCAL_RANK"}) spec.env.emplace_back(k, std::to_string(r));
-      for (const char* k : {"WORLD_SIZE", "LOCAL_WORLD_SIZE"}) spec.env.emplace_back(k, std::to_string(world));
+      for (const char* k : {"WORLD_SIZE", "LOCAL_WORLD_SIZE"})
+        spec.env.emplace_back(k, std::to_string(world));
     }
     // Rank 0 keeps the single-rank names, so every trial has stdout.log/stderr.log.
     const std::string suffix = r == 0 ? "" : fmt::format(".rank{}", r);
@@ -193,7 +214,8 @@ TrialOutcome run_trial(const TrialRequest& req) {
   out.failed_rank = g.failed_member;
   out.process = g.members[static_cast<std::size_t>(std::max(0, g.failed_member))];
   ResultParse parsed;
-  if (out.process.started && !out.process.deadline_hit && !out.process.interrupted && !out.process.signaled) {
+  if (out.process.started && !out.process.deadline_hit && !out.process.interrupted &&
+      !out.process.signaled) {
     parsed = parse_trial_result(req, out.result_path, out.process.wall_s);
   }
   decode_trial(out, parsed);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "agent/common/disposition.hpp"
-#include "agent/runner/process.hpp"
 #include "agent/protocol/result.hpp"
+#include "agent/runner/process.hpp"
 
 namespace sg::agent {
 
@@ -30,7 +30,7 @@ struct TrialRequest {
   int steps = 4, seed = 0, micro_batch = 1, grad_accum = 1, threads = 2;
   std::vector<std::pair<std::string, std::string>> switch_env;  // SG_* entries only
   double perturb = 0;  // > 0: `run --perturb EPS` (protocol §2; the rounding band's runs)
-  std::string dir;  // per-trial directory: result.json, stdout.log, stderr.log, heartbeat.json
+  std::string dir;     // per-trial directory: result.json, stdout.log, stderr.log, heartbeat.json
   // Data-parallel ranks. W > 1: each rank gets the torchrun contract (RANK, WORLD_SIZE,
   // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT); rank 0 writes the result.
   int world_size = 1;
@@ -59,8 +59,8 @@ struct TrialOutcome {
   std::optional<TrialResult> result;
   ProcessOutcome process;  // the rank that decided the outcome (the failing one, else rank 0)
   std::vector<ProcessOutcome> ranks;
-  int failed_rank = -1;    // the rank whose failure ended the trial, -1 none
-  int pgid = 0;            // local runs: the trial's process group
+  int failed_rank = -1;                           // the rank whose failure ended the trial, -1 none
+  int pgid = 0;                                   // local runs: the trial's process group
   std::string executor = "local", slots, job_id;  // where it ran (slots: GPU ids or CPU slot)
   std::string result_path, stdout_log, stderr_log;
 };

@@ -47,9 +47,12 @@ namespace {
 bool answers(const Evaluation& e, Measure measure) {
   if (!e.correct()) return true;
   switch (measure) {
-    case Measure::speed_pairs: return e.paired();
-    case Measure::target_probe: return e.memory_probed();
-    case Measure::full: break;
+    case Measure::speed_pairs:
+      return e.paired();
+    case Measure::target_probe:
+      return e.memory_probed();
+    case Measure::full:
+      break;
   }
   return e.paired() && e.memory_probed();
 }
@@ -64,11 +67,13 @@ void SearchContext::prefetch(const std::vector<Config>& configs, int steps, Meas
   if (!todo.empty()) evaluator.prefetch(todo, steps, measure);
 }
 
-const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy, Measure measure) {
+const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std::string& strategy,
+                                          Measure measure) {
   const Evaluation* known = find(c, steps);
   if (known && answers(*known, measure)) return *known;
   Evaluation e = evaluator.evaluate(c, steps, strategy, measure);
-  spdlog::info("[{}] {} @{} steps: {} {}", strategy, config_label(c), steps, to_string(e.disposition), e.reason);
+  spdlog::info("[{}] {} @{} steps: {} {}", strategy, config_label(c), steps,
+               to_string(e.disposition), e.reason);
   if (known) {
     Evaluation& slot = history_[static_cast<std::size_t>(known - history_.data())];
     slot = std::move(e);

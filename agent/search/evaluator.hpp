@@ -64,16 +64,18 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // Gated verdict for `config` at `steps`. The baseline (empty config) returns
   // accepted with speedup 1. May throw BudgetExhausted.
-  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) = 0;
+  virtual Evaluation evaluate(const Config& config, int steps, const std::string& strategy,
+                              Measure measure) = 0;
   // A hint: these configurations are evaluated at `steps` next, in this order. An
   // evaluator that can run trials side by side may run their independent trials now;
   // the verdicts evaluate() then gives must be the same as without the hint.
-  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/, Measure /*measure*/) {}
+  virtual void prefetch(const std::vector<Config>& /*configs*/, int /*steps*/,
+                        Measure /*measure*/) {}
   // A kernel-level trial (protocol §5): `variants` ("plain" or parameter strings) of one
   // kernel family timed on its ops at the campaign's target shapes. nullopt when the
   // trial failed or this evaluator has none. May throw BudgetExhausted.
-  virtual std::optional<KernelTrialResult> time_kernels(const std::string& /*family*/,
-                                                        const std::vector<std::string>& /*variants*/) {
+  virtual std::optional<KernelTrialResult> time_kernels(
+      const std::string& /*family*/, const std::vector<std::string>& /*variants*/) {
     return std::nullopt;
   }
   // Finals (strategy "finals", agent/search/finals.hpp): pairs each memory budget's
@@ -81,7 +83,9 @@ class Evaluator {
   // made before finals) against the baseline at the target micro-batch and records the
   // ratios (table target_finals) that presets rank by. Returns how many configurations
   // were paired; 0 for an evaluator that has no target (replay). May throw BudgetExhausted.
-  virtual int run_finals(const std::vector<Evaluation>& /*before*/, int /*per_budget*/) { return 0; }
+  virtual int run_finals(const std::vector<Evaluation>& /*before*/, int /*per_budget*/) {
+    return 0;
+  }
 };
 
 }  // namespace sg::agent

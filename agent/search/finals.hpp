@@ -29,7 +29,8 @@ struct BudgetFinalists {
 
 std::vector<BudgetFinalists> choose_finalists(const std::vector<EvaluationRow>& evals,
                                               const std::map<std::int64_t, TargetRank>& ranks,
-                                              const std::vector<NamedBudget>& budgets, int full_steps, int per_budget,
+                                              const std::vector<NamedBudget>& budgets,
+                                              int full_steps, int per_budget,
                                               bool probed_at_target);
 
 }  // namespace sg::agent

@@ -31,7 +31,8 @@ class Greedy : public Strategy {
       (e.speedup > 1.0 + kNoiseThreshold ? speed : memory).push_back(e);
     }
     std::sort(speed.begin(), speed.end(), [](const Evaluation& a, const Evaluation& b) {
-      return a.speedup != b.speedup ? a.speedup > b.speedup : config_key(a.config) < config_key(b.config);
+      return a.speedup != b.speedup ? a.speedup > b.speedup
+                                    : config_key(a.config) < config_key(b.config);
     });
     Config current;
     double current_speed = 1.0;
@@ -65,5 +66,6 @@ class Greedy : public Strategy {
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Greedy, "greedy", "combine confirmed singles in order of gain, re-gating each addition")
+SG_REGISTER_STRATEGY(Greedy, "greedy",
+                     "combine confirmed singles in order of gain, re-gating each addition")
 }  // namespace sg::agent

@@ -30,24 +30,29 @@ class Halving : public Strategy {
       for (const auto& name : alive) {
         const Evaluation& e = ctx.evaluate(ctx.screened[name], steps, "halving");
         if (!e.accepted()) continue;
-        if (e.speedup > 1.0) speed.emplace_back(e.speedup, name);
-        else keep.push_back(name);  // accepted but not faster: a memory trade-off
+        if (e.speedup > 1.0)
+          speed.emplace_back(e.speedup, name);
+        else
+          keep.push_back(name);  // accepted but not faster: a memory trade-off
       }
       std::sort(speed.begin(), speed.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first > b.first : a.second < b.second;
       });
-      std::size_t n = steps == ctx.options.full_steps
-                          ? speed.size()
-                          : static_cast<std::size_t>(std::ceil(static_cast<double>(speed.size()) / eta));
+      std::size_t n =
+          steps == ctx.options.full_steps
+              ? speed.size()
+              : static_cast<std::size_t>(std::ceil(static_cast<double>(speed.size()) / eta));
       for (std::size_t i = 0; i < n && i < speed.size(); ++i) keep.push_back(speed[i].second);
       alive = keep;
     }
     for (const auto& name : alive) {
-      if (const Evaluation* e = ctx.find(ctx.screened[name], ctx.options.full_steps)) ctx.offer_single(name, *e);
+      if (const Evaluation* e = ctx.find(ctx.screened[name], ctx.options.full_steps))
+        ctx.offer_single(name, *e);
     }
   }
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Halving, "halving", "successive halving of accepted screens over doubling step budgets")
+SG_REGISTER_STRATEGY(Halving, "halving",
+                     "successive halving of accepted screens over doubling step budgets")
 }  // namespace sg::agent

@@ -41,7 +41,8 @@ class Kernels : public Strategy {
     for (const auto& v : kernel_candidates(f)) variants.push_back(v);
     auto timed = ctx.evaluator.time_kernels(f.name, variants);
     if (!timed) {
-      spdlog::warn("[kernels] {}: no kernel trial result; the family keeps its default variant", f.name);
+      spdlog::warn("[kernels] {}: no kernel trial result; the family keeps its default variant",
+                   f.name);
       return;
     }
     std::vector<KernelVariantTiming> ranked;
@@ -53,9 +54,10 @@ class Kernels : public Strategy {
         spdlog::warn("[kernels] {} {}: not bitwise the plain variant", f.name, t.params);
       }
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const KernelVariantTiming& a, const KernelVariantTiming& b) {
-      return a.fwdbwd_us < b.fwdbwd_us;
-    });
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const KernelVariantTiming& a, const KernelVariantTiming& b) {
+                       return a.fwdbwd_us < b.fwdbwd_us;
+                     });
     const std::string name = kernel_config_name(f);
     for (int i = 0; i < static_cast<int>(ranked.size()) && i < kVerifyTries; ++i) {
       auto cand = ctx.make_candidate({{name, ranked[i].params}});
@@ -64,8 +66,8 @@ class Kernels : public Strategy {
       ctx.offer_single(name, e);
       if (e.correct()) {
         ctx.kernel_choice[name] = ranked[i].params;
-        spdlog::info("[kernels] {}: {} ({:.1f} us forward + backward), verified in training ({})", f.name,
-                     ranked[i].params, ranked[i].fwdbwd_us, to_string(e.disposition));
+        spdlog::info("[kernels] {}: {} ({:.1f} us forward + backward), verified in training ({})",
+                     f.name, ranked[i].params, ranked[i].fwdbwd_us, to_string(e.disposition));
         return;
       }
     }
@@ -74,5 +76,7 @@ class Kernels : public Strategy {
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Kernels, "kernels", "time every kernel variant in kernel-level trials, verify the fastest in training")
+SG_REGISTER_STRATEGY(
+    Kernels, "kernels",
+    "time every kernel variant in kernel-level trials, verify the fastest in training")
 }  // namespace sg::agent

@@ -35,7 +35,8 @@ class Local : public Strategy {
  private:
   static void tune_kernel(SearchContext& ctx, const KernelFamily& f) {
     Config base;
-    if (auto it = ctx.best_single.find(f.switch_name); it != ctx.best_single.end()) base = it->second.config;
+    if (auto it = ctx.best_single.find(f.switch_name); it != ctx.best_single.end())
+      base = it->second.config;
     const std::string name = kernel_config_name(f);
     std::vector<Config> plan;
     for (const auto& value : kernel_candidates(f)) {
@@ -45,7 +46,8 @@ class Local : public Strategy {
       if (auto cand = ctx.make_candidate(c)) plan.push_back(*cand);
     }
     ctx.prefetch(plan, ctx.options.full_steps);
-    for (const auto& cand : plan) ctx.offer_single(name, ctx.evaluate(cand, ctx.options.full_steps, "local"));
+    for (const auto& cand : plan)
+      ctx.offer_single(name, ctx.evaluate(cand, ctx.options.full_steps, "local"));
   }
 
   static void tune_switch(SearchContext& ctx, const SwitchSpec& s, std::mt19937& rng) {
@@ -77,8 +79,10 @@ class Local : public Strategy {
       std::size_t pick = 0;
       double best_score = -1;
       for (std::size_t i = 0; i < arms.size(); ++i) {
-        double score = arms[i].pulls == 0 ? 1e9 - static_cast<double>(i)
-                                          : arms[i].reward / arms[i].pulls + std::sqrt(2.0 * std::log(total + 1.0) / arms[i].pulls);
+        double score = arms[i].pulls == 0
+                           ? 1e9 - static_cast<double>(i)
+                           : arms[i].reward / arms[i].pulls +
+                                 std::sqrt(2.0 * std::log(total + 1.0) / arms[i].pulls);
         if (score > best_score) {
           best_score = score;
           pick = i;
@@ -106,5 +110,6 @@ class Local : public Strategy {
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Local, "local", "UCB1 bandit over up/down/random moves for int and enum switches")
+SG_REGISTER_STRATEGY(Local, "local",
+                     "UCB1 bandit over up/down/random moves for int and enum switches")
 }  // namespace sg::agent

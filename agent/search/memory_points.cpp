@@ -60,8 +60,8 @@ std::vector<std::int64_t> dial_values(const SwitchSpec& s) {
 
 // The evaluations at full_steps of `combination` with dial `s` at each of `values` (as
 // make_candidate completes it: the dial's requires and kernel variants), in value order.
-std::vector<Point> points_of(const SearchContext& ctx, const Config& combination, const SwitchSpec& s,
-                             std::vector<std::int64_t> values) {
+std::vector<Point> points_of(const SearchContext& ctx, const Config& combination,
+                             const SwitchSpec& s, std::vector<std::int64_t> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   std::vector<Point> out;
@@ -80,7 +80,8 @@ std::vector<Point> points_of(const SearchContext& ctx, const Config& combination
 // over point is over by its projection; else the midpoint. nullopt when no integer lies
 // strictly between or the line puts the budget at the usable point itself.
 std::optional<std::int64_t> between(const Point& usable, const Point& over, double budget) {
-  const std::int64_t lo = std::min(usable.value, over.value), hi = std::max(usable.value, over.value);
+  const std::int64_t lo = std::min(usable.value, over.value),
+                     hi = std::max(usable.value, over.value);
   if (hi - lo < 2) return std::nullopt;
   const double pu = usable.e->projected_peak_bytes, po = over.e->projected_peak_bytes;
   std::int64_t v = lo + (hi - lo) / 2;
@@ -116,8 +117,8 @@ void refine_toward_cliffs(SearchContext& ctx, const Config& combination, const S
       c[s.name] = std::to_string(*next);
       auto cand = ctx.make_candidate(c);
       if (!cand || ctx.find(*cand, ctx.options.full_steps) || ctx.contains_conflict(*cand)) break;
-      spdlog::info("[{}] {}={}: between the values that fit {:.2f} GiB and those that do not", strategy, s.name,
-                   *next, budget / (1024.0 * 1024.0 * 1024.0));
+      spdlog::info("[{}] {}={}: between the values that fit {:.2f} GiB and those that do not",
+                   strategy, s.name, *next, budget / (1024.0 * 1024.0 * 1024.0));
       values.push_back(*next);
       ctx.evaluate(*cand, ctx.options.full_steps, strategy);
     }

@@ -42,5 +42,6 @@ class Minify : public Strategy {
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Minify, "minify", "isolate the switch or pair that makes a combination fail the gate")
+SG_REGISTER_STRATEGY(Minify, "minify",
+                     "isolate the switch or pair that makes a combination fail the gate")
 }  // namespace sg::agent

@@ -105,8 +105,8 @@ double speed_of(const Evaluation& e, Measure m) {
 
 // `current` without every member whose own drop (in `round`, already evaluated) was
 // accepted at `floor` or faster; nullopt unless that is two or more drops.
-std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& current, const std::vector<Drop>& round,
-                                        double floor, Measure m) {
+std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& current,
+                                        const std::vector<Drop>& round, double floor, Measure m) {
   Config rest = current;
   int harmless = 0;
   for (const auto& d : round) {
@@ -128,7 +128,8 @@ std::optional<Config> drop_all_harmless(SearchContext& ctx, const Config& curren
 bool accepted_in_full(SearchContext& ctx, const Config& c, int steps) {
   const Evaluation& e = ctx.evaluate(c, steps, "prune", Measure::full);
   if (e.accepted()) return true;
-  spdlog::info("[prune] {} not taken: {} when evaluated in full ({})", config_label(c), to_string(e.disposition), e.reason);
+  spdlog::info("[prune] {} not taken: {} when evaluated in full ({})", config_label(c),
+               to_string(e.disposition), e.reason);
   return false;
 }
 
@@ -146,7 +147,8 @@ class Prune : public Strategy {
       return;
     }
     Measure m = drop_measure(ctx);
-    if (std::isnan(speed_of(start, m))) m = Measure::speed_pairs;  // its probe did not run at the target
+    if (std::isnan(speed_of(start, m)))
+      m = Measure::speed_pairs;  // its probe did not run at the target
     double current_speed = speed_of(start, m), fastest = current_speed;
     const int max_rounds = ctx.options.prune_rounds;
     for (int taken = 0;; ++taken) {
@@ -163,7 +165,8 @@ class Prune : public Strategy {
       for (const auto& d : round) {
         const double speed = speed_of(ctx.evaluate(d.config, steps, "prune", m), m);
         if (std::isnan(speed)) continue;
-        if (!best || speed > best_speed || (speed == best_speed && d.config.size() < best->config.size())) {
+        if (!best || speed > best_speed ||
+            (speed == best_speed && d.config.size() < best->config.size())) {
           best = d;
           best_speed = speed;
         }
@@ -175,7 +178,8 @@ class Prune : public Strategy {
       if (auto bulk = drop_all_harmless(ctx, current, round, floor, m)) {
         const double bulk_speed = speed_of(ctx.evaluate(*bulk, steps, "prune", m), m);
         if (bulk_speed >= floor && accepted_in_full(ctx, *bulk, steps)) {
-          spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)", bulk_speed, current_speed);
+          spdlog::info("[prune] without every harmless member: {:.3f}x (with them {:.3f}x)",
+                       bulk_speed, current_speed);
           current = *bulk;
           ctx.best_combination = current;
           break;

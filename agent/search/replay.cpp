@@ -12,7 +12,8 @@ ReplayEvaluator::ReplayEvaluator(const nlohmann::json& table) {
     Evaluation e;
     for (const auto& [k, v] : row.at("config").items()) e.config[k] = v.get<std::string>();
     e.steps = row.at("steps").get<int>();
-    e.disposition = disposition_from_string(row.at("disposition").get<std::string>()).value_or(Disposition::crash);
+    e.disposition = disposition_from_string(row.at("disposition").get<std::string>())
+                        .value_or(Disposition::crash);
     e.speedup = row.value("speedup", 0.0);
     e.spread = row.value("spread", 0.0);
     e.projected_peak_bytes = row.value("projected_peak_bytes", 0.0);
@@ -65,8 +66,8 @@ ReplayEvaluator ReplayEvaluator::from_store(Store& store, std::int64_t campaign_
   return r;
 }
 
-std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(const std::string& family,
-                                                               const std::vector<std::string>& variants) {
+std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(
+    const std::string& family, const std::vector<std::string>& variants) {
   calls_.emplace_back("kernel-trial " + family, 0);
   auto it = kernel_timings_.find(family);
   if (it == kernel_timings_.end()) return std::nullopt;
@@ -74,12 +75,14 @@ std::optional<KernelTrialResult> ReplayEvaluator::time_kernels(const std::string
   r.status = "ok";
   r.family = family;
   for (const auto& t : it->second) {
-    if (std::find(variants.begin(), variants.end(), t.params) != variants.end()) r.variants.push_back(t);
+    if (std::find(variants.begin(), variants.end(), t.params) != variants.end())
+      r.variants.push_back(t);
   }
   return r;
 }
 
-Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) {
+Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std::string& strategy,
+                                     Measure measure) {
   if (budget >= 0 && static_cast<int>(calls_.size()) >= budget) throw BudgetExhausted();
   calls_.emplace_back(config_key(config), steps);
   auto it = table_.find({config_key(config), steps});
@@ -97,7 +100,8 @@ Evaluation ReplayEvaluator::evaluate(const Config& config, int steps, const std:
   e.config = config;
   e.steps = steps;
   e.strategy = strategy;
-  if (measure == Measure::speed_pairs && e.correct()) e.projected_peak_bytes = e.target_speedup = std::nan("");
+  if (measure == Measure::speed_pairs && e.correct())
+    e.projected_peak_bytes = e.target_speedup = std::nan("");
   if (measure == Measure::target_probe && e.correct()) e.speedup = e.spread = std::nan("");
   return e;
 }

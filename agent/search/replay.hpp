@@ -27,7 +27,8 @@ class ReplayEvaluator : public Evaluator {
   // Measure::speed_pairs its projected peak and target speedup are left out (NaN), with
   // target_probe its paired speedup, as a campaign's evaluation has none of what it did not
   // measure.
-  Evaluation evaluate(const Config& config, int steps, const std::string& strategy, Measure measure) override;
+  Evaluation evaluate(const Config& config, int steps, const std::string& strategy,
+                      Measure measure) override;
   // The recorded rows of the requested variants (those not recorded are left out);
   // nullopt when the family has none.
   std::optional<KernelTrialResult> time_kernels(const std::string& family,

@@ -32,8 +32,9 @@ std::string representative_value(const SwitchSpec& s) {
   }
   if (others.empty()) return "";
   if (s.type == "int") {
-    return *std::max_element(others.begin(), others.end(),
-                             [](const std::string& a, const std::string& b) { return std::stoll(a) < std::stoll(b); });
+    return *std::max_element(
+        others.begin(), others.end(),
+        [](const std::string& a, const std::string& b) { return std::stoll(a) < std::stoll(b); });
   }
   return others.back();
 }
@@ -90,5 +91,6 @@ class Stack : public Strategy {
 };
 
 }  // namespace
-SG_REGISTER_STRATEGY(Stack, "stack", "all speed switches together, then with tolerance ones, then each memory value")
+SG_REGISTER_STRATEGY(
+    Stack, "stack", "all speed switches together, then with tolerance ones, then each memory value")
 }  // namespace sg::agent

@@ -16,11 +16,11 @@
 namespace sg::agent {
 
 struct SearchOptions {
-  int screen_steps = 4;   // short runs for screening (successive halving's first rung)
-  int full_steps = 8;     // confirmation budget; greedy and local search run here
-  int halving_eta = 2;    // keep 1/eta of the candidates per rung
+  int screen_steps = 4;  // short runs for screening (successive halving's first rung)
+  int full_steps = 8;    // confirmation budget; greedy and local search run here
+  int halving_eta = 2;   // keep 1/eta of the candidates per rung
   int local_max_evals = 12;
-  int prune_rounds = 0;   // rounds of drops prune may take; 0 = until no drop is taken
+  int prune_rounds = 0;  // rounds of drops prune may take; 0 = until no drop is taken
   // The evaluator's memory probes run at the target micro-batch (Measure::target_probe
   // works): prune compares its drops there.
   bool rank_at_target = false;
@@ -32,7 +32,8 @@ struct SearchOptions {
 
 class SearchContext {
  public:
-  SearchContext(const Manifest& m, Evaluator& e, SearchOptions o) : manifest(m), evaluator(e), options(o) {}
+  SearchContext(const Manifest& m, Evaluator& e, SearchOptions o)
+      : manifest(m), evaluator(e), options(o) {}
 
   const Manifest& manifest;
   Evaluator& evaluator;
@@ -106,9 +107,9 @@ class StrategyRegistry {
 // The default plan of a campaign.
 std::vector<std::string> default_plan();
 
-#define SG_REGISTER_STRATEGY(Type, name, summary)                                   \
-  namespace {                                                                         \
-  const bool registered_##Type = ::sg::agent::StrategyRegistry::instance().add(      \
+#define SG_REGISTER_STRATEGY(Type, name, summary)                                        \
+  namespace {                                                                            \
+  const bool registered_##Type = ::sg::agent::StrategyRegistry::instance().add(          \
       name, summary, [] { return std::unique_ptr<::sg::agent::Strategy>(new Type()); }); \
   }
 

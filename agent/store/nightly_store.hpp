@@ -31,8 +31,8 @@ bool never_reused(const std::string& purpose);
 // into `campaign_id` (steps included, reused_from set; a queued row of the key is
 // dropped). Does nothing when the campaign already has a finished row for the key or
 // no such trial exists. Returns the new row's id.
-std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id, std::int64_t env_id,
-                                                 const std::string& trial_key);
+std::optional<std::int64_t> copy_identical_trial(Store& store, std::int64_t campaign_id,
+                                                 std::int64_t env_id, const std::string& trial_key);
 int reused_trials(Store& store, std::int64_t campaign_id);
 
 struct PreviousEnvironment {
@@ -43,7 +43,8 @@ struct PreviousEnvironment {
 // The newest campaign before `campaign_id` (same workload and size) that recorded
 // an environment.
 std::optional<PreviousEnvironment> previous_environment(Store& store, std::int64_t campaign_id,
-                                                        const std::string& workload, const std::string& size);
+                                                        const std::string& workload,
+                                                        const std::string& size);
 nlohmann::json environment_json(Store& store, std::int64_t env_id);
 // {field: [before, after]} for every fingerprint field that differs.
 nlohmann::json fingerprint_diff(const nlohmann::json& before, const nlohmann::json& after);
@@ -58,7 +59,8 @@ struct NightlyRunRow {
 };
 void begin_nightly_run(Store& store, std::int64_t campaign_id, double budget_minutes);
 void set_nightly_environment(Store& store, const NightlyRunRow& row);
-void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code, const nlohmann::json& summary);
+void finish_nightly_run(Store& store, std::int64_t campaign_id, int exit_code,
+                        const nlohmann::json& summary);
 
 // Presets rows of this workload and size, newest first (demoted ones included).
 struct StoredPreset {
@@ -66,7 +68,8 @@ struct StoredPreset {
   std::int64_t id = 0;
   std::string demoted_at, demoted_reason;
 };
-std::vector<StoredPreset> stored_presets(Store& store, const std::string& workload, const std::string& size);
+std::vector<StoredPreset> stored_presets(Store& store, const std::string& workload,
+                                         const std::string& size);
 
 struct VerificationRow {
   std::int64_t campaign_id = 0;

@@ -20,12 +20,13 @@ std::vector<Migration> cut_migrations() {
   while (start < text.size()) {
     const std::size_t next = text.find(kMigrationHeader, start);
     const std::size_t end = next == std::string_view::npos ? text.size() : next + 1;
-    out.push_back(Migration{static_cast<int>(out.size()) + 1, std::string(text.substr(start, end - start))});
+    out.push_back(
+        Migration{static_cast<int>(out.size()) + 1, std::string(text.substr(start, end - start))});
     start = end;
   }
   if (static_cast<int>(out.size()) != kSchemaVersion) {
-    throw std::logic_error("results/schema.sql has " + std::to_string(out.size()) + " versions, kSchemaVersion is " +
-                           std::to_string(kSchemaVersion));
+    throw std::logic_error("results/schema.sql has " + std::to_string(out.size()) +
+                           " versions, kSchemaVersion is " + std::to_string(kSchemaVersion));
   }
   return out;
 }

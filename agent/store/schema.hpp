@@ -5,7 +5,9 @@
 
 namespace sg::agent {
 
-constexpr int kSchemaVersion = 6;  // 2: nightly runs (docs/nightly.md); 3: executors; 4: kernel timings; 5: target finals (docs/controller.md); 6: speed intervals, host noise, rounding bands
+constexpr int kSchemaVersion =
+    6;  // 2: nightly runs (docs/nightly.md); 3: executors; 4: kernel timings; 5: target finals
+        // (docs/controller.md); 6: speed intervals, host noise, rounding bands
 
 struct Migration {
   int to_version;

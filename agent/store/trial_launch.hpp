@@ -10,8 +10,8 @@
 namespace sg::agent {
 
 // Empty strings leave a column as it is.
-void set_trial_launch(Store& store, std::int64_t trial_id, const std::string& executor, const std::string& slots,
-                      int world_size, const std::string& job_id);
+void set_trial_launch(Store& store, std::int64_t trial_id, const std::string& executor,
+                      const std::string& slots, int world_size, const std::string& job_id);
 // "" when the trial has no job id.
 std::string trial_job_id(Store& store, std::int64_t trial_id);
 

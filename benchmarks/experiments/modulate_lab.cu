@@ -26,13 +26,13 @@ using namespace sg::kernels::cuda;
 using namespace sg::kernels::cuda::modulate_ln;
 using bf16 = c10::BFloat16;
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
+#define CHECK(call)                                                                              \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 constexpr int kC = 1536, kSeq = 1280, kCached = 3;  // 384 vectors: 3 per thread
@@ -42,7 +42,8 @@ constexpr int kC = 1536, kSeq = 1280, kCached = 3;  // 384 vectors: 3 per thread
 // the layout, the traffic and the modulation vectors' loads cost.
 template <int kRowLanes>
 __global__ void layout_modulate(const bf16* __restrict__ x, const float* __restrict__ scale,
-                                const float* __restrict__ shift, float* __restrict__ out, int64_t rows) {
+                                const float* __restrict__ shift, float* __restrict__ out,
+                                int64_t rows) {
   using L = lno::RowLayout<kRowLanes>;
   const RowSlot s = row_slot<kRowLanes>(rows);
   if (!s.valid) return;
@@ -68,8 +69,8 @@ __global__ void layout_modulate(const bf16* __restrict__ x, const float* __restr
 // The statistics alone: x read once, Welford in ATen's order, mean and rstd written; the
 // combines dividing (welford_combine) or with the equal-count weights.
 template <bool kEqual, int kRowLanes>
-__global__ void stats_only(const bf16* __restrict__ x, float* __restrict__ mean_out, float* __restrict__ rstd_out,
-                           int64_t rows, EqualWeights equal) {
+__global__ void stats_only(const bf16* __restrict__ x, float* __restrict__ mean_out,
+                           float* __restrict__ rstd_out, int64_t rows, EqualWeights equal) {
   using L = lno::RowLayout<kRowLanes>;
   __shared__ RowSlots<kRowLanes> slots;
   const RowSlot s = row_slot<kRowLanes>(rows);
@@ -90,15 +91,16 @@ __global__ void stats_only(const bf16* __restrict__ x, float* __restrict__ mean_
         float v[kVec];
         widen(c[j][k], v);
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) w[j] = fm::welford_push(w[j], v[e], kReciprocal[k * kVec + e]);
+        for (int e = 0; e < kVec; ++e)
+          w[j] = fm::welford_push(w[j], v[e], kReciprocal[k * kVec + e]);
       }
   }
-  const auto stats = lno::row_stats<kRowLanes>(w, kC, slots.of(s.group), s.t,
-                                               [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
-                                                 return kEqual ? fm::welford_combine_equal(b, a, equal_count(kCached, level),
-                                                                                           equal.half[level])
-                                                               : fm::welford_combine(b, a);
-                                               });
+  const auto stats = lno::row_stats<kRowLanes>(
+      w, kC, slots.of(s.group), s.t, [&](int level, fm::WelfordLN b, fm::WelfordLN a) {
+        return kEqual
+                   ? fm::welford_combine_equal(b, a, equal_count(kCached, level), equal.half[level])
+                   : fm::welford_combine(b, a);
+      });
   if (s.valid && s.t == 0) {
     mean_out[s.row] = stats.mean;
     rstd_out[s.row] = rsqrtf(fm::fadd(stats.sigma2, 1e-6f));
@@ -152,45 +154,54 @@ void run(int batch) {
     CHECK(cudaMemcpy(shift, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
   const double mix = n * 6.0;  // bytes: x read, out written
-  const float copy_us = median_us([&] { CHECK(cudaMemcpyAsync(ref, out, n * sizeof(float), cudaMemcpyDeviceToDevice)); });
+  const float copy_us = median_us(
+      [&] { CHECK(cudaMemcpyAsync(ref, out, n * sizeof(float), cudaMemcpyDeviceToDevice)); });
   const double copy_rate = 2.0 * n * sizeof(float) / (copy_us * 1e-6);
-  std::printf("\n## micro-batch %d (%lld rows x %d); copy %.0f GB/s\n\n| kernel | threads | us | of copy |\n|---|---|---|---|\n",
-              batch, static_cast<long long>(rows), kC, copy_rate / 1e9);
+  std::printf(
+      "\n## micro-batch %d (%lld rows x %d); copy %.0f GB/s\n\n| kernel | threads | us | of copy "
+      "|\n|---|---|---|---|\n",
+      batch, static_cast<long long>(rows), kC, copy_rate / 1e9);
   auto row = [&](const std::string& name, int threads, double bytes, float us) {
-    std::printf("| %s | %d | %.1f | %.0f %% |\n", name.c_str(), threads, us, 100.0 * bytes / (us * 1e-6) / copy_rate);
+    std::printf("| %s | %d | %.1f | %.0f %% |\n", name.c_str(), threads, us,
+                100.0 * bytes / (us * 1e-6) / copy_rate);
   };
   const EqualWeights equal = equal_weights(kCached);
   std::vector<float> a(n), b(n);
   // The reference bits: 128 threads a row (ATen's own layout), dividing combines.
   CHECK(cudaMemset(ref, 0xff, n * sizeof(float)));
-  modulate_ln_fwd_kernel<bf16, kCached, false, 128>
-      <<<static_cast<unsigned>(rows), 128>>>(x, scale, shift, ref, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
+  modulate_ln_fwd_kernel<bf16, kCached, false, 128><<<static_cast<unsigned>(rows), 128>>>(
+      x, scale, shift, ref, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   CHECK(cudaMemcpy(b.data(), ref, n * sizeof(float), cudaMemcpyDeviceToHost));
   auto by_layout = [&](auto lanes) {
     constexpr int kLanes = decltype(lanes)::value;
     for (int threads : {128, 256, 512}) {
-      const unsigned grid = static_cast<unsigned>((rows + threads / kLanes - 1) / (threads / kLanes));
+      const unsigned grid =
+          static_cast<unsigned>((rows + threads / kLanes - 1) / (threads / kLanes));
       const std::string at = ", " + std::to_string(kLanes) + " threads a row";
-      row("layout_modulate (no statistics)" + at, threads, mix,
-          median_us([&] { layout_modulate<kLanes><<<grid, threads>>>(x, scale, shift, out, rows); }));
-      row("stats_only, dividing (reads x only)" + at, threads, n * 2.0,
-          median_us([&] { stats_only<false, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
-      row("stats_only, equal counts (reads x only)" + at, threads, n * 2.0,
-          median_us([&] { stats_only<true, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal); }));
+      row("layout_modulate (no statistics)" + at, threads, mix, median_us([&] {
+            layout_modulate<kLanes><<<grid, threads>>>(x, scale, shift, out, rows);
+          }));
+      row("stats_only, dividing (reads x only)" + at, threads, n * 2.0, median_us([&] {
+            stats_only<false, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal);
+          }));
+      row("stats_only, equal counts (reads x only)" + at, threads, n * 2.0, median_us([&] {
+            stats_only<true, kLanes><<<grid, threads>>>(x, mean, rstd, rows, equal);
+          }));
       auto kernel = [&](auto kernel_equal, auto min_blocks) {
         constexpr bool kEqual = decltype(kernel_equal)::value;
         constexpr int kMinBlocks = decltype(min_blocks)::value;
         CHECK(cudaMemset(out, 0xff, n * sizeof(float)));
         const float us = median_us([&] {
-          modulate_ln_fwd_kernel<bf16, kCached, kEqual, kLanes, kMinBlocks>
-              <<<grid, threads>>>(x, scale, shift, out, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
+          modulate_ln_fwd_kernel<bf16, kCached, kEqual, kLanes, kMinBlocks><<<grid, threads>>>(
+              x, scale, shift, out, mean, rstd, rows, kC, kSeq, kC, kC, 1e-6f, equal);
         });
         CHECK(cudaMemcpy(a.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
         const bool same = std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
         row(std::string("modulate_ln_fwd_kernel, ") + (kEqual ? "equal counts" : "dividing") + at +
-                (kMinBlocks > 1 ? ", <= 64 registers" : "") + (same ? " (bitwise ATen's layout)" : " (DIFFERS)"),
+                (kMinBlocks > 1 ? ", <= 64 registers" : "") +
+                (same ? " (bitwise ATen's layout)" : " (DIFFERS)"),
             threads, mix, us);
       };
       kernel(std::false_type{}, std::integral_constant<int, 1>{});
@@ -201,8 +212,9 @@ void run(int batch) {
   by_layout(std::integral_constant<int, 128>{});
   by_layout(std::integral_constant<int, 64>{});
   by_layout(std::integral_constant<int, 32>{});
-  for (void* p : {static_cast<void*>(x), static_cast<void*>(out), static_cast<void*>(ref), static_cast<void*>(scale),
-                  static_cast<void*>(shift), static_cast<void*>(mean), static_cast<void*>(rstd)})
+  for (void* p : {static_cast<void*>(x), static_cast<void*>(out), static_cast<void*>(ref),
+                  static_cast<void*>(scale), static_cast<void*>(shift), static_cast<void*>(mean),
+                  static_cast<void*>(rstd)})
     CHECK(cudaFree(p));
 }
 

@@ -25,7 +25,8 @@ struct BadInputTest : ::testing::Test {
   std::map<std::string, std::string> snapshot() const {
     std::map<std::string, std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      files[e.path().string()] = e.is_regular_file() ? read_file(e.path().string(), 8 << 20).value_or("?") : "<dir>";
+      files[e.path().string()] =
+          e.is_regular_file() ? read_file(e.path().string(), 8 << 20).value_or("?") : "<dir>";
     }
     return files;
   }
@@ -40,11 +41,15 @@ struct BadInputTest : ::testing::Test {
     std::string cmd;
     for (const auto& a : args) cmd += a + " ";
     EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
-    EXPECT_NE(r.err.find(message), std::string::npos) << cmd << ": stderr should name '" << message << "':\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos)
+        << cmd << ": stderr should name '" << message << "':\n"
+        << r.err;
     EXPECT_EQ(snapshot(), before) << cmd << " wrote something";
   }
-  std::vector<std::string> tune(std::vector<std::string> extra, const std::string& trainer = test::fake_trainer()) const {
-    std::vector<std::string> a = {"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", trainer};
+  std::vector<std::string> tune(std::vector<std::string> extra,
+                                const std::string& trainer = test::fake_trainer()) const {
+    std::vector<std::string> a = {"tune", "--workload", "wam",       "--size", "tiny",
+                                  "--db", "sg.db",      "--trainer", trainer};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -157,8 +162,10 @@ TEST_F(BadInputTest, BadManifestsAreRefusedByField) {
   write("garbage_trainer.sh", "#!/bin/sh\necho 'not json {'\n", true);
   expect_refused(tune({}, dir + "/garbage_trainer.sh"), "manifest: not valid JSON");
   write("preload_trainer.sh",
-        "#!/bin/sh\ncat <<'EOF'\n{\"protocol\": 1, \"workloads\": [{\"name\": \"wam\", \"sizes\": [{\"name\": \"tiny\"}]}],\n"
-        " \"switches\": [{\"name\": \"X\", \"env\": \"LD_PRELOAD\", \"type\": \"bool\", \"values\": [\"0\",\"1\"],\n"
+        "#!/bin/sh\ncat <<'EOF'\n{\"protocol\": 1, \"workloads\": [{\"name\": \"wam\", \"sizes\": "
+        "[{\"name\": \"tiny\"}]}],\n"
+        " \"switches\": [{\"name\": \"X\", \"env\": \"LD_PRELOAD\", \"type\": \"bool\", "
+        "\"values\": [\"0\",\"1\"],\n"
         " \"default\": \"0\", \"identity\": \"bitwise\", \"effect\": \"speed\"}]}\nEOF\n",
         true);
   expect_refused(tune({}, dir + "/preload_trainer.sh"), "switches[0].env");

@@ -15,21 +15,21 @@
 #include <set>
 #include <thread>
 
-#include <boost/process.hpp>
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
+#include <boost/process.hpp>
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/gate/gate.hpp"
-#include "agent/protocol/config.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/presets/preset_file.hpp"
+#include "agent/protocol/config.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -42,7 +42,8 @@ CampaignOptions fake_options(const std::string& dir) {
   o.workload = "wam";
   o.size = "tiny";
   o.db_path = dir + "/sg.db";
-  o.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
+  o.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)},
+                      {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
   o.memory.target_micro_batch = 32;
   o.trial.steps = 3;
   o.trial.screen_steps = 3;  // one step budget: halving is covered by the replay tests
@@ -52,7 +53,6 @@ CampaignOptions fake_options(const std::string& dir) {
   o.speed.noise_pairs = 0;
   return o;
 }
-
 
 class FullCampaign : public ::testing::Test {
  protected:
@@ -163,7 +163,9 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     EXPECT_NEAR(base->projected_peak_bytes, 86.5 * GiB, 1e6);  // 6.5 GiB fixed + 32 x 2.5 GiB
     EXPECT_NEAR(ckpt->projected_peak_bytes, 54.5 * GiB, 1e6);
     EXPECT_EQ(ckpt->disposition, Disposition::accepted);
-    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json LIKE '%per_sample%'");
+    SQLite::Statement q(raw_db(s),
+                        "SELECT COUNT(*) FROM projections WHERE campaign_id = ? AND inputs_json "
+                        "LIKE '%per_sample%'");
     q.bind(1, cid_);
     q.executeStep();
     EXPECT_GT(q.getColumn(0).getInt(), 5);
@@ -171,7 +173,8 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("UnavailableSwitchNeverRun");
     Store s(dir_ + "/sg.db");
-    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
+    SQLite::Statement q(raw_db(s),
+                        "SELECT COUNT(*) FROM trials WHERE config_key LIKE '%CUDA_GRAPHS%'");
     q.executeStep();
     EXPECT_EQ(q.getColumn(0).getInt(), 0);
   }
@@ -192,7 +195,8 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     EXPECT_FALSE(pf.config.count("CKPT_LAYERS")) << "141 GiB fits without recompute";
     EXPECT_TRUE(ps.config.count("CKPT_LAYERS")) << "80 GiB needs recompute";
     EXPECT_FALSE(pf.config.count("PAIR_A") && pf.config.count("PAIR_B"));
-    for (const char* what : {"campaign: ", "trial ids: ", "fingerprint: ", "speedup: ", "projected peak: "}) {
+    for (const char* what :
+         {"campaign: ", "trial ids: ", "fingerprint: ", "speedup: ", "projected peak: "}) {
       EXPECT_NE(fast->find(std::string("# ") + what), std::string::npos) << what;
     }
   }
@@ -205,7 +209,8 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     while (q.executeStep()) {
       ++presets;
       for (const auto& id : nlohmann::json::parse(q.getColumn(0).getString())) {
-        SQLite::Statement t(raw_db(s), "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
+        SQLite::Statement t(raw_db(s),
+                            "SELECT state, run_ok, disposition FROM trials WHERE id = ?");
         t.bind(1, id.get<std::int64_t>());
         ASSERT_TRUE(t.executeStep());
         EXPECT_EQ(t.getColumn(0).getString(), "finished");
@@ -240,7 +245,8 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     ASSERT_TRUE(md);
     Store s(dir_ + "/sg.db");
     Manifest m = parse_manifest(s.campaign(cid_)->manifest);
-    for (const auto& sw : m.switches) EXPECT_NE(md->find("| " + sw.name + " |"), std::string::npos) << sw.name;
+    for (const auto& sw : m.switches)
+      EXPECT_NE(md->find("| " + sw.name + " |"), std::string::npos) << sw.name;
     EXPECT_NE(md->find("PAIR_A=1,PAIR_B=1"), std::string::npos);
     // No temp files left behind by the atomic writes.
     for (const auto& e : std::filesystem::directory_iterator(dir_ + "/presets")) {
@@ -259,9 +265,11 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
     ASSERT_NE(line_at, std::string::npos) << section;
     const std::string proven = section.substr(line_at, section.find('\n', line_at) - line_at);
     // Every switch fast.env sets is either proven alone (accepted with an interval) or carried.
-    for (const auto& [name, value] : parse_preset(read_file(dir_ + "/presets/fast.env").value(), m).config) {
+    for (const auto& [name, value] :
+         parse_preset(read_file(dir_ + "/presets/fast.env").value(), m).config) {
       const bool is_proven = proven.find("`" + name + "`") != std::string::npos;
-      const bool is_carried = section.find("carried: `" + name + "=" + value + "`") != std::string::npos;
+      const bool is_carried =
+          section.find("carried: `" + name + "=" + value + "`") != std::string::npos;
       EXPECT_TRUE(is_proven != is_carried) << name << "\n" << section;
     }
     // The fake trainer has no `perturb` capability: no rounding band, and the tolerance
@@ -274,7 +282,9 @@ TEST_F(FullCampaign, GatesSearchesProjectsAndEmitsPresets) {
   {
     SCOPED_TRACE("ImpossibleBudgetWritesNoPreset");
     Store s(dir_ + "/sg.db");
-    raw_db(s).exec("UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', json('{\"tiny\": 1073741824}'))");
+    raw_db(s).exec(
+        "UPDATE campaigns SET options_json = json_set(options_json, '$.memory_budgets', "
+        "json('{\"tiny\": 1073741824}'))");
     EmitResult r = emit_presets(s, cid_, dir_ + "/presets2");
     EXPECT_FALSE(r.all_budgets_met);
     EXPECT_FALSE(std::filesystem::exists(dir_ + "/presets2/tiny.env"));
@@ -354,7 +364,8 @@ TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
   {
     Store s(whole.db_path);
     whole_trials = s.trials(whole_id).size();
-    for (const auto& e : s.evaluations(whole_id)) whole_evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
+    for (const auto& e : s.evaluations(whole_id))
+      whole_evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
   }
   ASSERT_GT(whole_trials, 6u);
 
@@ -376,7 +387,8 @@ TEST(Campaign, ResumeContinuesACampaignInBudgetSlices) {
   Store s(slice.db_path);
   EXPECT_EQ(s.trials(cid).size(), whole_trials) << "no trial run twice";
   std::vector<std::string> evals;
-  for (const auto& e : s.evaluations(cid)) evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
+  for (const auto& e : s.evaluations(cid))
+    evals.push_back(e.config_key + " " + std::string(to_string(e.disposition)));
   std::sort(evals.begin(), evals.end());
   std::sort(whole_evals.begin(), whole_evals.end());
   EXPECT_EQ(evals, whole_evals) << "one row per evaluation, the same verdicts as without slices";
@@ -402,12 +414,14 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   for (const auto& t : s.trials(cid)) {
     if (t.purpose == "memory_probe") probes[t.config_key].push_back(t.micro_batch);
   }
-  EXPECT_EQ(probes[""], (std::vector<int>{32, 4})) << "the default does not fit at 32: probed again at 4";
+  EXPECT_EQ(probes[""], (std::vector<int>{32, 4}))
+      << "the default does not fit at 32: probed again at 4";
   EXPECT_EQ(probes["CKPT_LAYERS=2"], (std::vector<int>{32})) << "CKPT_LAYERS=2 fits at 32";
   auto points = [&](const std::string& key) {
     std::vector<int> mbs;
     const auto rows = s.projections(cid, key);  // alive while its JSON is iterated
-    for (const auto& pt : rows.at(0).inputs.at("points")) mbs.push_back(pt.at("micro_batch").get<int>());
+    for (const auto& pt : rows.at(0).inputs.at("points"))
+      mbs.push_back(pt.at("micro_batch").get<int>());
     return mbs;
   };
   EXPECT_EQ(points(""), (std::vector<int>{2, 4}));
@@ -417,7 +431,8 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
   ASSERT_TRUE(row.relative_error.has_value());
   EXPECT_NEAR(*row.relative_error, 0.0, 1e-9);
   for (const auto& e : s.evaluations(cid)) {
-    if (e.config_key == "CKPT_LAYERS=2" || e.config_key.empty()) EXPECT_NE(e.disposition, Disposition::oom) << e.config_key;
+    if (e.config_key == "CKPT_LAYERS=2" || e.config_key.empty())
+      EXPECT_NE(e.disposition, Disposition::oom) << e.config_key;
   }
   // Part of the campaign's options (and so of resume); absent when off.
   EXPECT_EQ(s.campaign(cid)->options.value("probe_at_target", false), true);
@@ -425,7 +440,8 @@ TEST(Campaign, ProbeAtTargetWhereItFitsElseAtTwiceTheMeasuredBatch) {
 }
 
 // A --plan stack,prune campaign of the combinable fake manifest in `dir`: (campaign id, DB).
-std::pair<std::int64_t, std::string> stack_then_prune(const std::string& dir, bool probe_at_target) {
+std::pair<std::int64_t, std::string> stack_then_prune(const std::string& dir,
+                                                      bool probe_at_target) {
   spdlog::set_level(spdlog::level::warn);
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
   CampaignOptions o = fake_options(dir);
@@ -458,8 +474,9 @@ TEST(Campaign, PruneComparesDropsByTheirProbesAtTheTarget) {
   // Only a drop that was taken may become a preset, even where a drop left behind had the
   // fastest probe at the target (noise, here written into its probe).
   {
-    SQLite::Statement up(raw_db(s), "UPDATE trials SET samples_per_s = samples_per_s * 10 "
-                                 "WHERE purpose = 'memory_probe' AND config_key = ?");
+    SQLite::Statement up(raw_db(s),
+                         "UPDATE trials SET samples_per_s = samples_per_s * 10 "
+                         "WHERE purpose = 'memory_probe' AND config_key = ?");
     up.bind(1, left);
     ASSERT_EQ(up.exec(), 1);
   }
@@ -478,7 +495,7 @@ struct EmittedCampaign {
   std::string fast_file, fast_80gb_file;  // and their files
   std::vector<TargetFinalRow> finals;
   std::vector<std::string> final_trial_keys;  // the finals' runs (final_base, final_cand)
-  nlohmann::json summary;                 // speedgate report's
+  nlohmann::json summary;                     // speedgate report's
 };
 EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> plan, bool probe,
                              const std::map<std::string, std::string>& env = {}) {
@@ -496,18 +513,22 @@ EmittedCampaign run_and_emit(const std::string& name, std::vector<std::string> p
     if (!p.value("written", false)) continue;
     const bool fast = p["name"] == "fast";
     (fast ? out.fast : out.fast_80gb) = p["config"].get<Config>();
-    (fast ? out.fast_file : out.fast_80gb_file) = read_file(p["path"].get<std::string>()).value_or("");
+    (fast ? out.fast_file : out.fast_80gb_file) =
+        read_file(p["path"].get<std::string>()).value_or("");
   }
   out.finals = s.target_finals(cid);
   for (const auto& t : s.trials(cid)) {
-    if (t.purpose == "final_base" || t.purpose == "final_cand") out.final_trial_keys.push_back(t.trial_key);
+    if (t.purpose == "final_base" || t.purpose == "final_cand")
+      out.final_trial_keys.push_back(t.trial_key);
   }
   out.summary = campaign_summary(s, cid);
   std::filesystem::remove_all(dir);
   return out;
 }
 
-std::string ckpt_layers(const Config& c) { return c.count("CKPT_LAYERS") ? c.at("CKPT_LAYERS") : "-1"; }
+std::string ckpt_layers(const Config& c) {
+  return c.count("CKPT_LAYERS") ? c.at("CKPT_LAYERS") : "-1";
+}
 
 // With --probe-at-target the presets rank by the probes' samples/s at the target over the
 // baseline's: on the stack, CKPT_LAYERS=4 is slower than =2 at the measured micro-batch but
@@ -516,16 +537,19 @@ std::string ckpt_layers(const Config& c) { return c.count("CKPT_LAYERS") ? c.at(
 TEST(Campaign, PresetsRankByThroughputAtTheTargetWhereProbedThere) {
   spdlog::set_level(spdlog::level::warn);
   test::ScopedEnv combinable("FAKE_MANIFEST", "combinable");
-  test::ScopedEnv device("FAKE_DEVICE_GIB", "100");  // everything fits at 32: every probe runs there
+  test::ScopedEnv device("FAKE_DEVICE_GIB",
+                         "100");  // everything fits at 32: every probe runs there
   test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
   const auto by_target = run_and_emit("rank_at_target", {"stack"}, true);
   EXPECT_EQ(ckpt_layers(by_target.fast_80gb), "4");
-  EXPECT_NE(by_target.fast_80gb_file.find("# ranked at the target: "), std::string::npos) << by_target.fast_80gb_file;
+  EXPECT_NE(by_target.fast_80gb_file.find("# ranked at the target: "), std::string::npos)
+      << by_target.fast_80gb_file;
   EXPECT_NE(by_target.fast_80gb_file.find("at micro-batch 32 (memory probes)"), std::string::npos)
       << by_target.fast_80gb_file;
   const auto by_campaign = run_and_emit("rank_by_campaign", {"stack"}, false);
   EXPECT_EQ(ckpt_layers(by_campaign.fast_80gb), "2");
-  EXPECT_EQ(by_campaign.fast_80gb_file.find("ranked"), std::string::npos) << by_campaign.fast_80gb_file;
+  EXPECT_EQ(by_campaign.fast_80gb_file.find("ranked"), std::string::npos)
+      << by_campaign.fast_80gb_file;
 }
 
 // The `finals` strategy pairs each budget's leaders at the target and presets rank by those
@@ -540,7 +564,8 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
   test::ScopedEnv target("FAKE_TARGET_SPEED", "CKPT_LAYERS=4:1.2");
   const std::string markers = test::make_temp_dir("lucky_markers");  // one marker file per campaign
   const auto lucky = [&](const std::string& name) {
-    return std::map<std::string, std::string>{{"FAKE_LUCKY_ONCE", "CKPT_LAYERS=2:1.5:" + markers + "/" + name}};
+    return std::map<std::string, std::string>{
+        {"FAKE_LUCKY_ONCE", "CKPT_LAYERS=2:1.5:" + markers + "/" + name}};
   };
   const auto probes_only = run_and_emit("no_finals", {"stack"}, true, lucky("no_finals"));
   EXPECT_EQ(ckpt_layers(probes_only.fast_80gb), "2");  // the lucky probe decides
@@ -557,17 +582,20 @@ TEST(Campaign, FinalsPairTheLeadersAtTheTargetAndOutrankALuckyProbe) {
     EXPECT_EQ(f.micro_batch, 32);
     EXPECT_EQ(f.rounds, 3);
     EXPECT_EQ(f.trial_ids.size(), 6u);  // per round: the baseline and the finalist
-    if (f.budget_name == "fast_80gb") ckpt_speedup[config_from_key(f.config_key).at("CKPT_LAYERS")] = f.speedup;
+    if (f.budget_name == "fast_80gb")
+      ckpt_speedup[config_from_key(f.config_key).at("CKPT_LAYERS")] = f.speedup;
   }
   EXPECT_EQ(budgets, (std::set<std::string>{"fast", "fast_80gb"}));
   ASSERT_EQ(ckpt_speedup.size(), 2u);  // fast_80gb's two finalists
-  EXPECT_NEAR(ckpt_speedup.at("4") / ckpt_speedup.at("2"), 1.2 * 0.85 / 0.90, 1e-3);  // paired: the luck is gone
+  EXPECT_NEAR(ckpt_speedup.at("4") / ckpt_speedup.at("2"), 1.2 * 0.85 / 0.90,
+              1e-3);  // paired: the luck is gone
   EXPECT_EQ(with_finals.summary["finals"].size(), with_finals.finals.size());
   EXPECT_GT(with_finals.summary["trials"]["by_purpose"].value("final_cand", 0), 0);
   // Both sides' keys name the pool, so runs are reused (resume, nightly warm start) with
   // the rounds they were paired in, or not at all.
   ASSERT_EQ(with_finals.final_trial_keys.size(), 9u);  // 3 rounds x (baseline + 2 finalists)
-  for (const auto& key : with_finals.final_trial_keys) EXPECT_NE(key.find("|finals:"), std::string::npos) << key;
+  for (const auto& key : with_finals.final_trial_keys)
+    EXPECT_NE(key.find("|finals:"), std::string::npos) << key;
   std::filesystem::remove_all(markers);
 }
 
@@ -582,11 +610,13 @@ TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
   test::ScopedEnv device("FAKE_DEVICE_GIB", "100");
   test::ScopedEnv target("FAKE_TARGET_SPEED", "FAST_MISS=1:0.5");
   const std::string bitwise_stack = "SLOWER=1,TEXT_CACHE=1,WORKERS=4";
-  EXPECT_EQ(config_key(run_and_emit("no_target_drift", {"stack", "finals"}, true).fast), bitwise_stack);
-  const auto drift =
-      run_and_emit("target_drift", {"stack", "finals"}, true, {{"FAKE_TARGET_DRIFT", "TEXT_CACHE=1"}});
+  EXPECT_EQ(config_key(run_and_emit("no_target_drift", {"stack", "finals"}, true).fast),
+            bitwise_stack);
+  const auto drift = run_and_emit("target_drift", {"stack", "finals"}, true,
+                                  {{"FAKE_TARGET_DRIFT", "TEXT_CACHE=1"}});
   EXPECT_TRUE(drift.fast.empty());
-  EXPECT_NE(drift.fast_file.find("# no finalist beat the baseline paired at the target micro-batch: all defaults"),
+  EXPECT_NE(drift.fast_file.find(
+                "# no finalist beat the baseline paired at the target micro-batch: all defaults"),
             std::string::npos)
       << drift.fast_file;
   bool regated = false;
@@ -594,7 +624,8 @@ TEST(Campaign, AFinalistNotBitwiseAtTheTargetIsLeftOutOfEveryPreset) {
     if (f.config_key != bitwise_stack) continue;
     regated = true;
     EXPECT_EQ(f.disposition, Disposition::gate_failed);
-    EXPECT_NE(f.reason.find("not bitwise the baseline at micro-batch 32"), std::string::npos) << f.reason;
+    EXPECT_NE(f.reason.find("not bitwise the baseline at micro-batch 32"), std::string::npos)
+        << f.reason;
   }
   EXPECT_TRUE(regated);
 }
@@ -614,7 +645,8 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
   Store s(o.db_path);
   std::map<std::string, double> timed;
   for (const auto& k : s.kernel_timings(cid, "ROPE")) timed[k.params] = k.fwdbwd_us;
-  EXPECT_EQ(timed, (std::map<std::string, double>{{"plain", 20.0}, {"threads=128", 8.0}, {"threads=64", 10.0}}));
+  EXPECT_EQ(timed, (std::map<std::string, double>{
+                       {"plain", 20.0}, {"threads=128", 8.0}, {"threads=64", 10.0}}));
   int kernel_trials = 0;
   for (const auto& t : s.trials(cid)) kernel_trials += t.purpose == "kernel_timing" ? 1 : 0;
   EXPECT_EQ(kernel_trials, 1);
@@ -624,8 +656,10 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
   EXPECT_TRUE(verdicts.at("KERNEL_ROPE=threads=64,TEXT_CACHE=1") == Disposition::accepted ||
               verdicts.at("KERNEL_ROPE=threads=64,TEXT_CACHE=1") == Disposition::slower);
   for (const auto& [key, d] : verdicts) {
-    if (key.find("TEXT_CACHE=1") != std::string::npos && key != "KERNEL_ROPE=threads=128,TEXT_CACHE=1") {
-      EXPECT_NE(key.find("KERNEL_ROPE=threads=64"), std::string::npos) << key << ": the verified variant rides along";
+    if (key.find("TEXT_CACHE=1") != std::string::npos &&
+        key != "KERNEL_ROPE=threads=128,TEXT_CACHE=1") {
+      EXPECT_NE(key.find("KERNEL_ROPE=threads=64"), std::string::npos)
+          << key << ": the verified variant rides along";
     }
   }
   emit_presets(s, cid, dir + "/presets");
@@ -654,7 +688,8 @@ TEST(Campaign, KernelTrialMismatchIsNeverTriedInTraining) {
   Store s(o.db_path);
   std::map<std::string, bool> matches;
   for (const auto& k : s.kernel_timings(cid, "ROPE")) matches[k.params] = k.matches_plain;
-  EXPECT_EQ(matches, (std::map<std::string, bool>{{"plain", true}, {"threads=128", false}, {"threads=64", true}}));
+  EXPECT_EQ(matches, (std::map<std::string, bool>{
+                         {"plain", true}, {"threads=128", false}, {"threads=64", true}}));
   std::vector<std::string> configs;
   for (const auto& e : s.evaluations(cid)) configs.push_back(e.config_key);
   EXPECT_EQ(configs, (std::vector<std::string>{"", "KERNEL_ROPE=threads=64,TEXT_CACHE=1"}));
@@ -676,10 +711,12 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
   EXPECT_EQ(pruned.strategy, "prune");
   EXPECT_EQ(pruned.disposition, Disposition::accepted);
   EXPECT_NEAR(pruned.speedup, 1.30 * 1.10 * 1.15, 1e-9);
-  EXPECT_TRUE(evals.count("SLOWER=1,WORKERS=4")) << "TEXT_CACHE dropped with FAST_MISS, which requires it";
+  EXPECT_TRUE(evals.count("SLOWER=1,WORKERS=4"))
+      << "TEXT_CACHE dropped with FAST_MISS, which requires it";
   // Drops are compared without their memory probe; the one taken is probed afterwards (its
   // gate and speed trials are reused: one probe trial more, nothing else).
-  EXPECT_TRUE(std::isnan(evals.at("SLOWER=1,WORKERS=4").projected_peak_bytes)) << "a drop left behind";
+  EXPECT_TRUE(std::isnan(evals.at("SLOWER=1,WORKERS=4").projected_peak_bytes))
+      << "a drop left behind";
   EXPECT_GT(pruned.projected_peak_bytes, 0) << "the drop taken";
   std::map<std::string, std::map<std::string, int>> runs;  // config -> purpose -> trials
   for (const auto& t : s.trials(cid)) runs[t.config_key][t.purpose]++;
@@ -688,7 +725,8 @@ TEST(Campaign, StackThenPruneDropsTheSlowerMemberBeforeThePresets) {
   EXPECT_EQ(runs["FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"]["candidate"], 1);
   EXPECT_FALSE(evals.count("CKPT_LAYERS=2,FAST_MISS=1,SLOWER=1,TEXT_CACHE=1,WORKERS=4"))
       << "the stack leaves its memory values to prune, which comes after it in the plan";
-  for (const char* key : {"CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4", "CKPT_LAYERS=4,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"}) {
+  for (const char* key : {"CKPT_LAYERS=2,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4",
+                          "CKPT_LAYERS=4,FAST_MISS=1,TEXT_CACHE=1,WORKERS=4"}) {
     ASSERT_TRUE(evals.count(key)) << key;
     EXPECT_EQ(evals.at(key).strategy, "prune") << key;
   }
@@ -748,7 +786,8 @@ TEST(Campaign, TheGateRunIsTheFirstPairsCandidateWhenTrialsRunOneAtATime) {
     ASSERT_GE(pairs.size(), 2u) << e.config_key;
     EXPECT_EQ(pairs[0].base_trial_id, base.id) << e.config_key;
     EXPECT_EQ(pairs[0].cand_trial_id, cand.id) << e.config_key;
-    EXPECT_GE(e.speedup_lo, 1.02) << e.config_key << ": accepted means the lower bound cleared 1 + min effect";
+    EXPECT_GE(e.speedup_lo, 1.02) << e.config_key
+                                  << ": accepted means the lower bound cleared 1 + min effect";
     ++checked;
   }
   EXPECT_GT(checked, 0);

@@ -45,7 +45,8 @@ TEST(CommittedPresets, ReEmittingFromTheCampaignDbReproducesThem) {
   for (const char* name : {"fast.env", "fast_80gb.env"}) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(fs::exists(root / "presets" / name));
-    EXPECT_EQ(switches_and_trials(root / "presets" / name), switches_and_trials(fs::path(dir) / "presets" / name));
+    EXPECT_EQ(switches_and_trials(root / "presets" / name),
+              switches_and_trials(fs::path(dir) / "presets" / name));
   }
   EXPECT_TRUE(fs::exists(root / "presets/README.md"));
   fs::remove_all(dir);

@@ -30,9 +30,7 @@ struct ControllerSignals : ::testing::TestWithParam<int> {
   void SetUp() override { fs::create_directories(pids); }
   void TearDown() override { fs::remove_all(dir); }
 
-  std::vector<std::string> tune() const {
-    return test::fake_tune_args();
-  }
+  std::vector<std::string> tune() const { return test::fake_tune_args(); }
 
   // Starts a controller whose trainers hang ignoring SIGTERM after starting their
   // grandchildren, and waits (bounded) until the first trial's processes all exist.

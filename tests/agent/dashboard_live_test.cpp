@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/dashboard/server.hpp"
-#include "benchmarks/http_get.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "benchmarks/http_get.hpp"
 #include "integration/run_command.hpp"
 
 namespace sg::agent::dashboard {
@@ -42,8 +42,9 @@ int free_port() {
 class DashboardLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sg-live-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("sg-live-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     db_ = (dir_ / "store.db").string();
@@ -81,7 +82,8 @@ TEST_F(DashboardLiveTest, TraversalAttemptsOverTheWireAre404) {
 TEST_F(DashboardLiveTest, MetricsHaveTheExpositionContentType) {
   const auto r = bench::http_get(port_, "/metrics");
   ASSERT_EQ(r.status, 200);
-  EXPECT_NE(r.headers.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"), std::string::npos)
+  EXPECT_NE(r.headers.find("Content-Type: text/plain; version=0.0.4; charset=utf-8"),
+            std::string::npos)
       << r.headers;
   const auto head = bench::http_get(port_, "/metrics", "HEAD");
   EXPECT_EQ(head.status, 200);
@@ -104,9 +106,10 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
                         << "scrape_configs:\n  - job_name: speedgate\n    static_configs:\n"
                         << "      - targets: ['127.0.0.1:" << port_ << "']\n";
   const auto log = dir_ / "prometheus.log";
-  const std::string cmd = "prometheus --config.file=" + config.string() + " --storage.tsdb.path=" +
-                          (dir_ / "tsdb").string() + " --web.listen-address=127.0.0.1:" +
-                          std::to_string(prom_port) + " > " + log.string() + " 2>&1 & echo $!";
+  const std::string cmd = "prometheus --config.file=" + config.string() +
+                          " --storage.tsdb.path=" + (dir_ / "tsdb").string() +
+                          " --web.listen-address=127.0.0.1:" + std::to_string(prom_port) + " > " +
+                          log.string() + " 2>&1 & echo $!";
   const auto started = run_command(cmd);
   ASSERT_EQ(started.exit_code, 0);
   const int pid = std::stoi(started.out);
@@ -129,8 +132,9 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
   }
   ::kill(pid, SIGTERM);
   ::waitpid(pid, nullptr, 0);
-  ASSERT_FALSE(values.empty()) << "Prometheus never returned speedgate_evaluations_total; its log:\n"
-                               << run_command("cat " + log.string()).out;
+  ASSERT_FALSE(values.empty())
+      << "Prometheus never returned speedgate_evaluations_total; its log:\n"
+      << run_command("cat " + log.string()).out;
   EXPECT_EQ(values.value("accepted", -1.0), counts_.accepted);
   EXPECT_EQ(values.value("gate_failed", -1.0), counts_.gate_failed);
   EXPECT_EQ(values.value("slower", -1.0), counts_.slower);
@@ -143,8 +147,8 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
   const std::string chromium =
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile").string() +
-      " --window-size=1400,2000 --virtual-time-budget=15000 ";
+      "--disable-dev-shm-usage --user-data-dir=" +
+      (dir_ / "profile").string() + " --window-size=1400,2000 --virtual-time-budget=15000 ";
   const auto dom = run_command(chromium + "--dump-dom " + url + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
@@ -155,18 +159,23 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   for (std::sregex_iterator it(dom.out.begin(), dom.out.end(), canvas), end; it != end; ++it) {
     const std::string attrs = (*it)[2];
     std::smatch m;
-    if (std::regex_search(attrs, m, std::regex(R"re(data-points="(\d+)")re"))) points[(*it)[1]] = m[1];
-    if (std::regex_search(attrs, m, std::regex(R"re(data-rendered="(\w+)")re"))) rendered[(*it)[1]] = m[1];
+    if (std::regex_search(attrs, m, std::regex(R"re(data-points="(\d+)")re")))
+      points[(*it)[1]] = m[1];
+    if (std::regex_search(attrs, m, std::regex(R"re(data-rendered="(\w+)")re")))
+      rendered[(*it)[1]] = m[1];
   }
-  for (const char* id : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory", "chart-trend",
-                         "chart-switches"}) {
+  for (const char* id : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory",
+                         "chart-trend", "chart-switches"}) {
     EXPECT_EQ(rendered[id], "yes") << id << " has no ink";
   }
   // Each switch's own gain: one bar per single-switch configuration of campaign 3.
   {
     SQLite::Database db(db_, SQLite::OPEN_READONLY);
-    const int singles = db.execAndGet("SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 3 "
-                                      "AND (SELECT COUNT(*) FROM json_each(config_json)) = 1").getInt();
+    const int singles =
+        db.execAndGet(
+              "SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 3 "
+              "AND (SELECT COUNT(*) FROM json_each(config_json)) = 1")
+            .getInt();
     EXPECT_GT(singles, 0);
     EXPECT_EQ(points["chart-switches"], std::to_string(singles));
   }
@@ -200,17 +209,22 @@ TEST_F(DashboardLiveTest, EvidenceOfOneEvaluationIsDrawn) {
   SQLite::Database db(db_, SQLite::OPEN_READONLY);
   const auto id = db.execAndGet("SELECT MAX(id) FROM evaluations WHERE campaign_id = 3").getInt64();
   const std::string config =
-      db.execAndGet("SELECT config_key FROM evaluations WHERE id = " + std::to_string(id)).getString();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/#evaluation-" + std::to_string(id);
+      db.execAndGet("SELECT config_key FROM evaluations WHERE id = " + std::to_string(id))
+          .getString();
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(port_) + "/#evaluation-" + std::to_string(id);
   const auto dom = run_command(
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-evidence").string() +
+      "--disable-dev-shm-usage --user-data-dir=" +
+      (dir_ / "profile-evidence").string() +
       " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom '" + url + "' 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
-  EXPECT_NE(dom.out.find("Evaluation #" + std::to_string(id) + " "), std::string::npos) << dom.out.substr(0, 3000);
+  EXPECT_NE(dom.out.find("Evaluation #" + std::to_string(id) + " "), std::string::npos)
+      << dom.out.substr(0, 3000);
   EXPECT_NE(dom.out.find(">" + config + "<"), std::string::npos) << config;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-evidence-loss"([^>]*)>)re")));
+  ASSERT_TRUE(
+      std::regex_search(dom.out, m, std::regex(R"re(<canvas id="chart-evidence-loss"([^>]*)>)re")));
   const std::string attrs = m[1];
   EXPECT_NE(attrs.find("candidate"), std::string::npos) << attrs;  // its gate run's loss curve
   EXPECT_EQ(dom.out.find("<section id=\"evidence\" class=\"evidence\" hidden"), std::string::npos);
@@ -226,13 +240,15 @@ TEST_F(DashboardLiveTest, ARunningCampaignIsRefreshedLive) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
   const auto dom = run_command(
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-live").string() +
+      "--disable-dev-shm-usage --user-data-dir=" +
+      (dir_ / "profile-live").string() +
       " --window-size=1400,2000 --virtual-time-budget=12000 --dump-dom " + url + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
   EXPECT_NE(dom.out.find("● live"), std::string::npos);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(data-refreshes="(\d+)")re"))) << "never refreshed";
+  ASSERT_TRUE(std::regex_search(dom.out, m, std::regex(R"re(data-refreshes="(\d+)")re")))
+      << "never refreshed";
   EXPECT_GE(std::stoi(m[1]), 1);
 }
 
@@ -249,25 +265,30 @@ TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
   ASSERT_GT(counts.accepted, 500) << "the store must have more accepted trials than a chart draws";
   {  // one crash among 4,500 trials: its proportional share of 500 points rounds to 0
     SQLite::Database db(big_db, SQLite::OPEN_READWRITE);
-    db.exec("UPDATE evaluations SET disposition = 'crash' WHERE id = (SELECT MIN(id) FROM evaluations "
-            "WHERE disposition = 'slower')");
+    db.exec(
+        "UPDATE evaluations SET disposition = 'crash' WHERE id = (SELECT MIN(id) FROM evaluations "
+        "WHERE disposition = 'slower')");
   }
   Server big(big_db, ListenAddress{"127.0.0.1", 0});
   const auto dom = run_command(
       "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" + (dir_ / "profile-big").string() +
+      "--disable-dev-shm-usage --user-data-dir=" +
+      (dir_ / "profile-big").string() +
       " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom http://127.0.0.1:" +
       std::to_string(big.port()) + "/ 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   ASSERT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
   const auto attr = [&](const std::string& chart, const std::string& name) {
     std::smatch m;
-    if (!std::regex_search(dom.out, m, std::regex("<canvas id=\"" + chart + "\"([^>]*)>"))) return std::string();
+    if (!std::regex_search(dom.out, m, std::regex("<canvas id=\"" + chart + "\"([^>]*)>")))
+      return std::string();
     const std::string attrs = m[1];
     std::smatch v;
-    return std::regex_search(attrs, v, std::regex(name + R"re(="([^"]*)")re")) ? std::string(v[1]) : "";
+    return std::regex_search(attrs, v, std::regex(name + R"re(="([^"]*)")re")) ? std::string(v[1])
+                                                                               : "";
   };
-  for (const char* chart : {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory"}) {
+  for (const char* chart :
+       {"chart-speedup", "chart-throughput", "chart-frontier", "chart-memory"}) {
     EXPECT_EQ(attr(chart, "data-points"), "4500") << chart;  // what the chart stands for
     EXPECT_EQ(attr(chart, "data-drawn"), "500") << chart;    // what the server sent
     EXPECT_EQ(attr(chart, "data-rendered"), "yes") << chart;
@@ -285,10 +306,13 @@ TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
   EXPECT_NE(decorations.find("presets:2"), std::string::npos) << decorations;
   SQLite::Database db(big_db, SQLite::OPEN_READONLY);
   const std::string on_frontier = "SELECT COUNT(*) FROM evaluations WHERE on_frontier = 1 AND id ";
-  const int others = db.execAndGet(on_frontier + "NOT IN (SELECT evaluation_id FROM presets)").getInt();
-  const int presets = db.execAndGet(on_frontier + "IN (SELECT evaluation_id FROM presets)").getInt();
+  const int others =
+      db.execAndGet(on_frontier + "NOT IN (SELECT evaluation_id FROM presets)").getInt();
+  const int presets =
+      db.execAndGet(on_frontier + "IN (SELECT evaluation_id FROM presets)").getInt();
   ASSERT_GT(others, 248) << "the store's frontier should be larger than the sample keeps";
-  EXPECT_NE(decorations.find("frontier:" + std::to_string(248 + presets) + ","), std::string::npos) << decorations;
+  EXPECT_NE(decorations.find("frontier:" + std::to_string(248 + presets) + ","), std::string::npos)
+      << decorations;
   EXPECT_NE(dom.out.find("500 of 4500 points drawn"), std::string::npos);
 }
 

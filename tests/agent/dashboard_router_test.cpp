@@ -13,8 +13,8 @@
 #include "agent/common/errors.hpp"
 #include "agent/dashboard/router.hpp"
 #include "agent/dashboard/server.hpp"
-#include "agent/store/store.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "agent/store/store.hpp"
 #include "store_sql.hpp"
 
 namespace sg::agent::dashboard {
@@ -61,7 +61,8 @@ TEST_F(DashboardRouterTest, CampaignsListsEveryCampaignNewestFirst) {
   const auto c = get_json(r, "/api/v1/campaigns").at("campaigns");
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].at("id").get<int>(), 2);
-  EXPECT_EQ(c[0].at("evaluations").get<int>() + c[1].at("evaluations").get<int>(), counts_.evaluations);
+  EXPECT_EQ(c[0].at("evaluations").get<int>() + c[1].at("evaluations").get<int>(),
+            counts_.evaluations);
   EXPECT_EQ(c[0].at("deterministic"), true);
 }
 
@@ -86,8 +87,10 @@ TEST_F(DashboardRouterTest, TrialPagesFilterByDispositionAndTextOnTheServer) {
   EXPECT_EQ(all.at("matched").get<int>(), 30);
   ASSERT_EQ(all.at("evaluations").size(), 7u);
   const auto next = get_json(r, "/api/v1/campaigns/1/evaluations?offset=7&limit=7");
-  EXPECT_EQ(next.at("evaluations")[0].at("id").get<int>(), all.at("evaluations")[6].at("id").get<int>() + 1);
-  const auto accepted = get_json(r, "/api/v1/campaigns/1/evaluations?disposition=accepted&limit=1000");
+  EXPECT_EQ(next.at("evaluations")[0].at("id").get<int>(),
+            all.at("evaluations")[6].at("id").get<int>() + 1);
+  const auto accepted =
+      get_json(r, "/api/v1/campaigns/1/evaluations?disposition=accepted&limit=1000");
   ASSERT_GT(accepted.at("matched").get<int>(), 0);
   for (const auto& t : accepted.at("evaluations")) EXPECT_EQ(t.at("disposition"), "accepted");
   const auto text = get_json(r, "/api/v1/campaigns/1/evaluations?q=sg_vae_first&limit=1000");
@@ -95,7 +98,8 @@ TEST_F(DashboardRouterTest, TrialPagesFilterByDispositionAndTextOnTheServer) {
   for (const auto& t : text.at("evaluations")) {
     EXPECT_NE(t.at("config_key").get<std::string>().find("SG_VAE_FIRST"), std::string::npos);
   }
-  const auto none = get_json(r, "/api/v1/campaigns/1/evaluations?q=%27%3B%20DROP%20TABLE%20trials%3B--");
+  const auto none =
+      get_json(r, "/api/v1/campaigns/1/evaluations?q=%27%3B%20DROP%20TABLE%20trials%3B--");
   EXPECT_EQ(none.at("matched").get<int>(), 0);
   EXPECT_EQ(get_json(r, "/api/v1/campaigns").at("campaigns").size(), 2u);  // still there
 }
@@ -104,8 +108,9 @@ TEST_F(DashboardRouterTest, SeriesIsColumnarWithOneEntryPerTrial) {
   Router r(db_);
   const auto body = get_json(r, "/api/v1/campaigns/2/series");
   const auto& s = body.at("series");
-  for (const char* column : {"index", "id", "disposition", "speedup", "samples_per_s", "projected_peak_bytes",
-                             "measured_peak_bytes", "on_frontier", "preset"}) {
+  for (const char* column :
+       {"index", "id", "disposition", "speedup", "samples_per_s", "projected_peak_bytes",
+        "measured_peak_bytes", "on_frontier", "preset"}) {
     EXPECT_EQ(s.at(column).size(), 30u) << column;
   }
   for (int i = 0; i < 30; ++i) EXPECT_EQ(s.at("index")[i].get<int>(), i + 1);
@@ -122,8 +127,9 @@ TEST_F(DashboardRouterTest, SeriesIsColumnarWithOneEntryPerTrial) {
 TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
   {  // a rare disposition: one trial of campaign 1 crashed
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("UPDATE evaluations SET disposition = 'crash', on_frontier = 0 WHERE id = (SELECT MIN(id) "
-            "FROM evaluations WHERE campaign_id = 1 AND disposition = 'slower')");
+    db.exec(
+        "UPDATE evaluations SET disposition = 'crash', on_frontier = 0 WHERE id = (SELECT MIN(id) "
+        "FROM evaluations WHERE campaign_id = 1 AND disposition = 'slower')");
   }
   Router r(db_);
   const auto full = get_json(r, "/api/v1/campaigns/1/series?max_points=0").at("series");
@@ -151,12 +157,14 @@ TEST_F(DashboardRouterTest, SeriesSampleKeepsDispositionsPresetsAndFrontier) {
     EXPECT_EQ(full.at("speedup")[at], s.at("speedup")[i]);
     if (i > 0) EXPECT_GT(s.at("index")[i].get<int>(), s.at("index")[i - 1].get<int>());
   }
-  const auto presets = get_json(r, "/api/v1/campaigns/1/presets");  // a range-for over a temporary's member dangles
+  const auto presets =
+      get_json(r, "/api/v1/campaigns/1/presets");  // a range-for over a temporary's member dangles
   for (const auto& p : presets.at("presets")) {
     EXPECT_TRUE(ids.count(p.at("evaluation_id").get<std::int64_t>())) << "preset " << p.at("name");
   }
   for (std::size_t i = 0; i < full.at("id").size(); ++i) {
-    if (full.at("on_frontier")[i] == 1) EXPECT_TRUE(ids.count(full.at("id")[i].get<std::int64_t>())) << i;
+    if (full.at("on_frontier")[i] == 1)
+      EXPECT_TRUE(ids.count(full.at("id")[i].get<std::int64_t>())) << i;
   }
   EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/series?max_points=many").status, 400);
   EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/series?max_points=-5").status, 400);
@@ -214,7 +222,8 @@ TEST_F(DashboardRouterTest, PresetSeriesHasOnePointPerNight) {
   const auto series = get_json(r, "/api/v1/series/presets").at("series");
   ASSERT_TRUE(series.contains("fast"));
   EXPECT_EQ(series.at("fast").size(), 2u);
-  EXPECT_LT(series.at("fast")[0].at("campaign_id").get<int>(), series.at("fast")[1].at("campaign_id").get<int>());
+  EXPECT_LT(series.at("fast")[0].at("campaign_id").get<int>(),
+            series.at("fast")[1].at("campaign_id").get<int>());
 }
 
 TEST_F(DashboardRouterTest, RunShowsStepsWithBitPatterns) {
@@ -242,9 +251,10 @@ TEST_F(DashboardRouterTest, ServesOnlyEmbeddedAssets) {
   const auto chart = r.handle("GET", "/static/chart.min.js");
   EXPECT_EQ(chart.status, 200);
   EXPECT_NE(chart.body.find("Chart.js v"), std::string::npos);  // Debian's libjs-chart.js
-  for (const char* bad : {"/../../etc/passwd", "/static/../../etc/passwd", "/etc/passwd",
-                          "/static/", "/static/chart.min.js/..", "/index.html/../../x",
-                          "//etc/passwd", "/static/%2e%2e/%2e%2e/etc/passwd", "/results/speedgate.db"}) {
+  for (const char* bad :
+       {"/../../etc/passwd", "/static/../../etc/passwd", "/etc/passwd", "/static/",
+        "/static/chart.min.js/..", "/index.html/../../x", "//etc/passwd",
+        "/static/%2e%2e/%2e%2e/etc/passwd", "/results/speedgate.db"}) {
     EXPECT_EQ(r.handle("GET", bad).status, 404) << bad;
   }
 }
@@ -273,8 +283,8 @@ TEST_F(DashboardRouterTest, LogsAreNeverReadThroughLinksAndResolveBesideTheDb) {
   EXPECT_EQ(r.handle("GET", "/logs/1/stderr").status, 200);
   {  // the run row names another run's directory: refused
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("UPDATE trials SET stderr_log = '" + (dir_ / "logs" / "c1" / "t2" / "stderr.log").string() +
-            "' WHERE id = 1");
+    db.exec("UPDATE trials SET stderr_log = '" +
+            (dir_ / "logs" / "c1" / "t2" / "stderr.log").string() + "' WHERE id = 1");
   }
   EXPECT_EQ(r.handle("GET", "/logs/1/stderr").status, 404);
   {  // relative, as `tune --db results/sg.db` run from the repository root stores it
@@ -294,15 +304,18 @@ TEST_F(DashboardRouterTest, EvaluationsSortByAColumnWithNullsLast) {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
     db.exec("UPDATE evaluations SET speedup = 'NaN' WHERE id = 2");
   }
-  const auto page = get_json(r, "/api/v1/campaigns/1/evaluations?sort=speedup&dir=desc&limit=1000").at("evaluations");
+  const auto page = get_json(r, "/api/v1/campaigns/1/evaluations?sort=speedup&dir=desc&limit=1000")
+                        .at("evaluations");
   ASSERT_EQ(page.size(), 30u);
   for (std::size_t i = 1; i + 1 < page.size(); ++i) {
     EXPECT_GE(page[i - 1].at("speedup").get<double>(), page[i].at("speedup").get<double>());
   }
   EXPECT_EQ(page.back().at("id").get<int>(), 2);  // no number: last
-  const auto up = get_json(r, "/api/v1/campaigns/1/evaluations?sort=config_key&dir=asc&limit=1000").at("evaluations");
+  const auto up = get_json(r, "/api/v1/campaigns/1/evaluations?sort=config_key&dir=asc&limit=1000")
+                      .at("evaluations");
   for (std::size_t i = 1; i < up.size(); ++i) {
-    EXPECT_LE(up[i - 1].at("config_key").get<std::string>(), up[i].at("config_key").get<std::string>());
+    EXPECT_LE(up[i - 1].at("config_key").get<std::string>(),
+              up[i].at("config_key").get<std::string>());
   }
   EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/evaluations?sort=id;DROP&limit=5").status, 400);
   EXPECT_EQ(r.handle("GET", "/api/v1/campaigns/1/evaluations?sort=id&dir=sideways").status, 400);
@@ -314,8 +327,10 @@ TEST_F(DashboardRouterTest, SeriesCarriesTheBestSoFarOverEveryEvaluation) {
   const auto& best = body.at("best_so_far");
   ASSERT_FALSE(best.at("index").empty());
   SQLite::Database db(db_, SQLite::OPEN_READONLY);
-  const double max = db.execAndGet("SELECT MAX(speedup) FROM evaluations WHERE campaign_id = 1 AND "
-                                   "disposition = 'accepted'").getDouble();
+  const double max = db.execAndGet(
+                           "SELECT MAX(speedup) FROM evaluations WHERE campaign_id = 1 AND "
+                           "disposition = 'accepted'")
+                         .getDouble();
   EXPECT_DOUBLE_EQ(best.at("speedup").back().get<double>(), max);
   EXPECT_EQ(best.at("index").back().get<int>(), 30);  // reaches the last evaluation
   for (std::size_t i = 1; i < best.at("index").size(); ++i) {
@@ -330,30 +345,43 @@ TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
   std::int64_t eval_id = 0;
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    const auto add_run = [&](const std::string& purpose, int seed, double samples, std::vector<double> loss) {
-      db.exec("INSERT INTO trials (campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
-              "micro_batch, grad_accum, state, run_ok, samples_per_s) VALUES (2, '" + purpose + std::to_string(seed) +
-              std::to_string(samples) + "', '" + purpose + "', '', '{}', " + std::to_string(seed) +
-              ", 3, 8, 1, 'finished', 1, " + std::to_string(samples) + ")");
+    const auto add_run = [&](const std::string& purpose, int seed, double samples,
+                             std::vector<double> loss) {
+      db.exec(
+          "INSERT INTO trials (campaign_id, trial_key, purpose, config_key, config_json, seed, "
+          "steps, "
+          "micro_batch, grad_accum, state, run_ok, samples_per_s) VALUES (2, '" +
+          purpose + std::to_string(seed) + std::to_string(samples) + "', '" + purpose +
+          "', '', '{}', " + std::to_string(seed) + ", 3, 8, 1, 'finished', 1, " +
+          std::to_string(samples) + ")");
       const auto id = db.getLastInsertRowid();
       for (std::size_t s = 0; s < loss.size(); ++s) {
-        db.exec("INSERT INTO steps (trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits) VALUES (" +
-                std::to_string(id) + ", " + std::to_string(s) + ", " + std::to_string(loss[s]) + ", 'x', 1, 'y')");
+        db.exec(
+            "INSERT INTO steps (trial_id, step, loss, loss_bits, grad_norm, grad_norm_bits) VALUES "
+            "(" +
+            std::to_string(id) + ", " + std::to_string(s) + ", " + std::to_string(loss[s]) +
+            ", 'x', 1, 'y')");
       }
       return id;
     };
     const auto s0 = add_run("baseline", 0, 10, {3.0, 2.0, 1.0});
     const auto band = add_run("band", 1000, 10, {3.0, 2.1, 1.0});
-    db.exec("INSERT INTO baselines (campaign_id, steps, role, seed, trial_id) VALUES (2, 3, 'preflight_a', 0, " +
-            std::to_string(s0) + "), (2, 3, 'band', 1000, " + std::to_string(band) + ")");
+    db.exec(
+        "INSERT INTO baselines (campaign_id, steps, role, seed, trial_id) VALUES (2, 3, "
+        "'preflight_a', 0, " +
+        std::to_string(s0) + "), (2, 3, 'band', 1000, " + std::to_string(band) + ")");
     const auto cand = add_run("candidate", 0, 12, {3.0, 2.0, 1.01});
     const auto b0 = add_run("speed_base", 0, 10, {});
     const auto b1 = add_run("speed_base", 0, 8, {});
     const auto c1 = add_run("speed_cand", 0, 12, {});
-    db.exec("INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, "
-            "gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1', '{\"A\":\"1\"}', 3, "
-            "'accepted', 'tolerance', 1.35, 0.15, '[" + std::to_string(cand) + "," + std::to_string(b0) + "," +
-            std::to_string(b1) + "," + std::to_string(c1) + "]')");
+    db.exec(
+        "INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, "
+        "disposition, "
+        "gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1', "
+        "'{\"A\":\"1\"}', 3, "
+        "'accepted', 'tolerance', 1.35, 0.15, '[" +
+        std::to_string(cand) + "," + std::to_string(b0) + "," + std::to_string(b1) + "," +
+        std::to_string(c1) + "]')");
     eval_id = db.getLastInsertRowid();
   }
   Router r(db_);
@@ -363,7 +391,8 @@ TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
   EXPECT_EQ(loss.at("band_seeds").size(), 1u);
   EXPECT_EQ(loss.at("candidate").at("loss").back().get<double>(), 1.01);
   EXPECT_NEAR(loss.at("band_rms").get<double>(), std::sqrt(0.01 / 3), 1e-9);
-  EXPECT_NEAR(loss.at("limit").get<double>(), 2 * std::sqrt(0.01 / 3), 1e-9);  // default band factor
+  EXPECT_NEAR(loss.at("limit").get<double>(), 2 * std::sqrt(0.01 / 3),
+              1e-9);  // default band factor
   const auto& pairs = ev.at("pairs");
   ASSERT_EQ(pairs.size(), 2u);  // the gate run is pair 0's candidate
   EXPECT_DOUBLE_EQ(pairs[0].at("ratio").get<double>(), 12.0 / 10.0);
@@ -375,10 +404,14 @@ TEST_F(DashboardRouterTest, EvidenceShowsLossAgainstTheBandAndTheSpeedPairs) {
   // The same evaluation once its interval and pairs are recorded (schema 6).
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("UPDATE evaluations SET speedup_lo = 1.1, speedup_hi = 1.6, pairs = 2 WHERE id = " + std::to_string(eval_id));
-    db.exec("INSERT INTO speed_pairs (campaign_id, evaluation_id, config_key, steps, pair_index, base_trial_id, "
-            "cand_trial_id, base_step_s, cand_step_s, log_ratio) VALUES (2, " + std::to_string(eval_id) +
-            ", 'A=1', 3, 0, 1, 2, 0.2, 0.1, " + std::to_string(std::log(2.0)) + ")");
+    db.exec("UPDATE evaluations SET speedup_lo = 1.1, speedup_hi = 1.6, pairs = 2 WHERE id = " +
+            std::to_string(eval_id));
+    db.exec(
+        "INSERT INTO speed_pairs (campaign_id, evaluation_id, config_key, steps, pair_index, "
+        "base_trial_id, "
+        "cand_trial_id, base_step_s, cand_step_s, log_ratio) VALUES (2, " +
+        std::to_string(eval_id) + ", 'A=1', 3, 0, 1, 2, 0.2, 0.1, " +
+        std::to_string(std::log(2.0)) + ")");
   }
   const auto v6 = get_json(r, "/api/v1/evaluations/" + std::to_string(eval_id) + "/evidence");
   EXPECT_EQ(v6.at("evaluation").at("speedup_lo").get<double>(), 1.1);
@@ -403,11 +436,13 @@ TEST_F(DashboardRouterTest, SwitchEffectsAreTheSingleSwitchEvaluations) {
   Router r(db_);
   {  // a switch that requires another is evaluated with it: still that switch's own row
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec(R"(UPDATE campaigns SET manifest_json = '{"switches":[{"name":"B","requires":["A=1"]}]}' WHERE id = 2)");
-    db.exec(R"(INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, )"
-            R"(gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1,B=8', )"
-            R"('{"A":"1","B":"8"}', 3, 'accepted', 'bitwise', 1.2, 0.01, '[]'), (2, 'screen', 'A=2,B=8', )"
-            R"('{"A":"2","B":"8"}', 3, 'accepted', 'bitwise', 1.3, 0.01, '[]'))");
+    db.exec(
+        R"(UPDATE campaigns SET manifest_json = '{"switches":[{"name":"B","requires":["A=1"]}]}' WHERE id = 2)");
+    db.exec(
+        R"(INSERT INTO evaluations (campaign_id, strategy, config_key, config_json, steps, disposition, )"
+        R"(gate_class, speedup, speedup_spread, trial_ids_json) VALUES (2, 'screen', 'A=1,B=8', )"
+        R"('{"A":"1","B":"8"}', 3, 'accepted', 'bitwise', 1.2, 0.01, '[]'), (2, 'screen', 'A=2,B=8', )"
+        R"('{"A":"2","B":"8"}', 3, 'accepted', 'bitwise', 1.3, 0.01, '[]'))");
     const auto two = get_json(r, "/api/v1/campaigns/2/switches").at("switches");
     int found = 0;
     for (const auto& s : two) {
@@ -422,12 +457,16 @@ TEST_F(DashboardRouterTest, SwitchEffectsAreTheSingleSwitchEvaluations) {
   }
   const auto sw = get_json(r, "/api/v1/campaigns/1/switches").at("switches");
   SQLite::Database db(db_, SQLite::OPEN_READONLY);
-  const int singles = db.execAndGet("SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 1 AND "
-                                    "(SELECT COUNT(*) FROM json_each(config_json)) = 1").getInt();
+  const int singles =
+      db.execAndGet(
+            "SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 1 AND "
+            "(SELECT COUNT(*) FROM json_each(config_json)) = 1")
+          .getInt();
   ASSERT_GT(singles, 0) << "the synthetic store should hold some single-switch evaluations";
   EXPECT_EQ(static_cast<int>(sw.size()), singles);
   for (std::size_t i = 0; i < sw.size(); ++i) {
-    EXPECT_EQ(sw[i].at("config_key").get<std::string>(), sw[i].at("switch").get<std::string>() + "=1");
+    EXPECT_EQ(sw[i].at("config_key").get<std::string>(),
+              sw[i].at("switch").get<std::string>() + "=1");
     EXPECT_EQ(sw[i].at("interval"), "spread");  // no paired bounds in this schema
     EXPECT_NEAR(sw[i].at("hi").get<double>() - sw[i].at("lo").get<double>(), 0.04, 1e-9);
     if (i) EXPECT_GE(sw[i - 1].at("speedup").get<double>(), sw[i].at("speedup").get<double>());
@@ -439,10 +478,14 @@ TEST_F(DashboardRouterTest, SwitchEffectsAreTheSingleSwitchEvaluations) {
 TEST_F(DashboardRouterTest, PresetHeadlineIsTheFinalsFigureAtTheTarget) {
   {
     SQLite::Database db(db_, SQLite::OPEN_READWRITE);
-    db.exec("INSERT INTO target_finals (campaign_id, budget_name, budget_bytes, evaluation_id, config_key, micro_batch, "
-            "steps, rounds, disposition, speedup, speedup_spread, trial_ids_json) SELECT campaign_id, name, budget_bytes, "
-            "evaluation_id, config_key, 32, 4, 3, 'accepted', 3.25, 0.05, '[]' FROM presets WHERE campaign_id = 2 "
-            "AND name = 'fast'");
+    db.exec(
+        "INSERT INTO target_finals (campaign_id, budget_name, budget_bytes, evaluation_id, "
+        "config_key, micro_batch, "
+        "steps, rounds, disposition, speedup, speedup_spread, trial_ids_json) SELECT campaign_id, "
+        "name, budget_bytes, "
+        "evaluation_id, config_key, 32, 4, 3, 'accepted', 3.25, 0.05, '[]' FROM presets WHERE "
+        "campaign_id = 2 "
+        "AND name = 'fast'");
   }
   Router r(db_);
   const auto presets = get_json(r, "/api/v1/campaigns/2/presets");  // alive through the loop
@@ -457,8 +500,9 @@ TEST_F(DashboardRouterTest, PresetHeadlineIsTheFinalsFigureAtTheTarget) {
       EXPECT_EQ(h.at("speedup").get<double>(), p.at("speedup").get<double>());
     }
   }
-  EXPECT_NE(r.handle("GET", "/metrics").body.find("speedgate_preset_speedup_ratio{preset=\"fast\"} 3.25"),
-            std::string::npos);
+  EXPECT_NE(
+      r.handle("GET", "/metrics").body.find("speedgate_preset_speedup_ratio{preset=\"fast\"} 3.25"),
+      std::string::npos);
 }
 
 TEST_F(DashboardRouterTest, MetricsUsePrometheusTextFormatWithDbValues) {
@@ -468,7 +512,9 @@ TEST_F(DashboardRouterTest, MetricsUsePrometheusTextFormatWithDbValues) {
   EXPECT_EQ(m.content_type, "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_NE(m.body.find("# TYPE speedgate_evaluations_total counter"), std::string::npos);
   EXPECT_NE(m.body.find("speedgate_evaluations_total{disposition=\"accepted\"} " +
-                        std::to_string(counts_.accepted)), std::string::npos) << m.body;
+                        std::to_string(counts_.accepted)),
+            std::string::npos)
+      << m.body;
   EXPECT_NE(m.body.find("speedgate_info{"), std::string::npos);
   EXPECT_NE(m.body.find("speedgate_preset_speedup_ratio{preset=\"fast\"}"), std::string::npos);
 }
@@ -477,8 +523,9 @@ TEST_F(DashboardRouterTest, ServingNeverWritesTheDb) {
   const auto before = slurp(db_);
   {
     Router r(db_);
-    for (const char* path : {"/", "/metrics", "/api/v1/campaigns", "/api/v1/campaigns/1/evaluations",
-                             "/api/v1/presets", "/api/v1/series/presets", "/logs/1/stdout"}) {
+    for (const char* path :
+         {"/", "/metrics", "/api/v1/campaigns", "/api/v1/campaigns/1/evaluations",
+          "/api/v1/presets", "/api/v1/series/presets", "/logs/1/stdout"}) {
       r.handle("GET", path);
     }
   }
@@ -497,7 +544,10 @@ TEST_F(DashboardRouterTest, ServeRefusesMissingDbAndBadListenAddress) {
 }
 
 TEST_F(DashboardRouterTest, ServeRefusesANewerSchema) {
-  { SQLite::Database db(db_, SQLite::OPEN_READWRITE); db.exec("PRAGMA user_version = 999"); }
+  {
+    SQLite::Database db(db_, SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA user_version = 999");
+  }
   EXPECT_THROW(Server(db_, {"127.0.0.1", 0}), StoreError);
 }
 

@@ -47,8 +47,11 @@ TEST(DashboardSeriesSample, EveryTrialWhenTheyFitOrWhenMaxPointsIsZero) {
 }
 
 TEST(DashboardSeriesSample, ExactlyMaxPointsAscendingAndDistinct) {
-  const auto points = campaign({{"accepted", 3333}, {"gate_failed", 1667}, {"slower", 1667},
-                                {"pruned", 1667}, {"oom", 1666}});
+  const auto points = campaign({{"accepted", 3333},
+                                {"gate_failed", 1667},
+                                {"slower", 1667},
+                                {"pruned", 1667},
+                                {"oom", 1666}});
   const auto chosen = sample_series(points, 1000);
   ASSERT_EQ(chosen.size(), 1000u);
   EXPECT_TRUE(std::is_sorted(chosen.begin(), chosen.end()));
@@ -57,8 +60,8 @@ TEST(DashboardSeriesSample, ExactlyMaxPointsAscendingAndDistinct) {
 }
 
 TEST(DashboardSeriesSample, DispositionsKeepTheirShareAndARareOneIsStillThere) {
-  auto points = campaign({{"accepted", 6000}, {"gate_failed", 2000}, {"oom", 1997}, {"crash", 1},
-                          {"nan", 2}});
+  auto points = campaign(
+      {{"accepted", 6000}, {"gate_failed", 2000}, {"oom", 1997}, {"crash", 1}, {"nan", 2}});
   const auto counts = by_disposition(points, sample_series(points, 1000));
   EXPECT_EQ(counts.at("crash"), 1);
   EXPECT_EQ(counts.at("nan"), 1);
@@ -77,8 +80,8 @@ TEST(DashboardSeriesSample, EachDispositionIsSpreadOverTheCampaign) {
     if (points[i].disposition == "oom") oom.push_back(i);
   }
   ASSERT_EQ(oom.size(), 50u);
-  EXPECT_LT(oom.front(), 200u);                 // from the start of the campaign ...
-  EXPECT_GT(oom.back(), points.size() - 300);   // ... to its end
+  EXPECT_LT(oom.front(), 200u);                // from the start of the campaign ...
+  EXPECT_GT(oom.back(), points.size() - 300);  // ... to its end
 }
 
 TEST(DashboardSeriesSample, PresetAndFrontierTrialsAreAlwaysKept) {
@@ -104,19 +107,21 @@ TEST(DashboardSeriesSample, AFrontierLargerThanHalfIsSpreadAlongProjectedPeak) {
   points[5].projected_peak_bytes = NAN;  // sorts last, never breaks the order
   std::vector<double> frontier_peaks;
   for (const auto& p : points) {
-    if (p.on_frontier && std::isfinite(p.projected_peak_bytes)) frontier_peaks.push_back(p.projected_peak_bytes);
+    if (p.on_frontier && std::isfinite(p.projected_peak_bytes))
+      frontier_peaks.push_back(p.projected_peak_bytes);
   }
   std::sort(frontier_peaks.begin(), frontier_peaks.end());
   const auto chosen = sample_series(points, 1000);
   ASSERT_EQ(chosen.size(), 1000u);
   std::vector<double> peaks;
   for (std::size_t i : chosen) {
-    if (points[i].on_frontier && std::isfinite(points[i].projected_peak_bytes)) peaks.push_back(points[i].projected_peak_bytes);
+    if (points[i].on_frontier && std::isfinite(points[i].projected_peak_bytes))
+      peaks.push_back(points[i].projected_peak_bytes);
   }
   std::sort(peaks.begin(), peaks.end());
   ASSERT_GE(peaks.size(), 499u);
-  EXPECT_EQ(peaks.front(), frontier_peaks.front());                        // its low end ...
-  EXPECT_GE(peaks.back(), frontier_peaks[frontier_peaks.size() - 10]);     // ... and its high end
+  EXPECT_EQ(peaks.front(), frontier_peaks.front());                     // its low end ...
+  EXPECT_GE(peaks.back(), frontier_peaks[frontier_peaks.size() - 10]);  // ... and its high end
 }
 
 TEST(DashboardSeriesSample, FewerPointsThanDispositionsKeepsTheRarest) {

@@ -41,7 +41,8 @@ struct DistributedTrial : ::testing::Test {
 
 TEST_F(DistributedTrial, TwoRanksOnCpuProduceRankZerosResult) {
   TrialOutcome o = run_two_ranks("ok");
-  ASSERT_FALSE(o.failure) << o.reason << "\n" << read_file(dir + "/ok/stderr.rank1.log").value_or("");
+  ASSERT_FALSE(o.failure) << o.reason << "\n"
+                          << read_file(dir + "/ok/stderr.rank1.log").value_or("");
   ASSERT_TRUE(o.result);
   EXPECT_EQ(o.ranks.size(), 2u);
   EXPECT_EQ(o.ranks[0].exit_code, 0);

@@ -13,17 +13,17 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
+#include "agent/campaign/campaign.hpp"
 #include "agent/common/errors.hpp"
+#include "agent/runner/describe.hpp"
 #include "agent/runner/local_executor.hpp"
 #include "agent/runner/slurm_executor.hpp"
-#include "agent/campaign/campaign.hpp"
-#include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -84,7 +84,8 @@ struct ExecutorTest : ::testing::Test {
 };
 
 TEST_F(ExecutorTest, FailingMemberEndsTheGroupAndDecides) {
-  GroupOutcome g = run_process_group({sh("exec sleep 300", dir, "r0"), sh("sleep 0.3; kill -ABRT $$", dir, "r1")});
+  GroupOutcome g = run_process_group(
+      {sh("exec sleep 300", dir, "r0"), sh("sleep 0.3; kill -ABRT $$", dir, "r1")});
   ASSERT_EQ(g.failed_member, 1);
   EXPECT_TRUE(g.members[1].signaled);
   EXPECT_EQ(g.members[1].signal, SIGABRT);
@@ -141,7 +142,8 @@ TEST_F(ExecutorTest, OneGpuTrialsRunSideBySideOnDisjointSlots) {
         if (!j.is_object() || !j.contains("pid")) return;
         auto env = environ_of(j["pid"].get<int>());
         std::lock_guard<std::mutex> lock(mu);
-        if (env.count("CUDA_VISIBLE_DEVICES")) seen[static_cast<std::size_t>(i)] = env["CUDA_VISIBLE_DEVICES"];
+        if (env.count("CUDA_VISIBLE_DEVICES"))
+          seen[static_cast<std::size_t>(i)] = env["CUDA_VISIBLE_DEVICES"];
       };
       outs[static_cast<std::size_t>(i)] = ex.run(r);
     });
@@ -194,7 +196,8 @@ TEST_F(ExecutorTest, ImpossibleWorldSizeIsAUsageError) {
   EXPECT_THROW(make_executor(o), UsageError);
   ExecutorOptions cpu;
   cpu.gpus = 0;
-  EXPECT_EQ(make_executor(cpu, 2)->capacity(2), 1) << "CPU hosts run one trial at a time by default";
+  EXPECT_EQ(make_executor(cpu, 2)->capacity(2), 1)
+      << "CPU hosts run one trial at a time by default";
 }
 
 TEST(ExecutorCli, FlagsAreDocumentedAndBadOnesExit2WritingNothing) {
@@ -202,13 +205,14 @@ TEST(ExecutorCli, FlagsAreDocumentedAndBadOnesExit2WritingNothing) {
   for (const char* cmd : {"tune", "nightly"}) {
     auto h = test::run_speedgate({cmd, "--help"}, dir);
     EXPECT_EQ(h.code, 0);
-    for (const char* flag : {"--executor", "--trial-world-size", "--gpus", "--parallel-trials", "--slurm-partition",
-                             "--shared-dir", "--slurm-gpus-per-rank"}) {
+    for (const char* flag : {"--executor", "--trial-world-size", "--gpus", "--parallel-trials",
+                             "--slurm-partition", "--shared-dir", "--slurm-gpus-per-rank"}) {
       EXPECT_NE(h.out.find(flag), std::string::npos) << cmd << " --help lacks " << flag;
     }
   }
-  const std::vector<std::string> base = {"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db",
-                                         "--trainer", test::fake_trainer()};
+  const std::vector<std::string> base = {"tune",   "--workload", "wam",
+                                         "--size", "tiny",       "--db",
+                                         "sg.db",  "--trainer",  test::fake_trainer()};
   struct Case {
     std::vector<std::string> extra;
     std::string message;
@@ -236,14 +240,19 @@ TEST(DecodeSlurmEnd, StatesMapToDispositions) {
   };
   ResultParse none;
   none.error = "no result file";
-  const std::vector<Case> cases = {
-      {"FAILED", 3, 0, false, Disposition::oom},        {"FAILED", 4, 0, false, Disposition::nan},
-      {"FAILED", 1, 0, false, Disposition::crash},      {"FAILED", 0, 6, false, Disposition::crash},
-      {"FAILED", 0, 9, false, Disposition::killed},     {"TIMEOUT", 0, 15, false, Disposition::timeout},
-      {"CANCELLED", 0, 15, true, Disposition::timeout}, {"CANCELLED", 0, 15, false, Disposition::killed},
-      {"OUT_OF_MEMORY", 0, 9, false, Disposition::oom}, {"NODE_FAIL", 0, 0, false, Disposition::killed},
-      {"PREEMPTED", 0, 0, false, Disposition::killed},  {"COMPLETED", 0, 0, false, Disposition::invalid_result},
-      {"", 0, 0, false, Disposition::crash}};
+  const std::vector<Case> cases = {{"FAILED", 3, 0, false, Disposition::oom},
+                                   {"FAILED", 4, 0, false, Disposition::nan},
+                                   {"FAILED", 1, 0, false, Disposition::crash},
+                                   {"FAILED", 0, 6, false, Disposition::crash},
+                                   {"FAILED", 0, 9, false, Disposition::killed},
+                                   {"TIMEOUT", 0, 15, false, Disposition::timeout},
+                                   {"CANCELLED", 0, 15, true, Disposition::timeout},
+                                   {"CANCELLED", 0, 15, false, Disposition::killed},
+                                   {"OUT_OF_MEMORY", 0, 9, false, Disposition::oom},
+                                   {"NODE_FAIL", 0, 0, false, Disposition::killed},
+                                   {"PREEMPTED", 0, 0, false, Disposition::killed},
+                                   {"COMPLETED", 0, 0, false, Disposition::invalid_result},
+                                   {"", 0, 0, false, Disposition::crash}};
   for (const auto& c : cases) {
     SlurmEnd e;
     e.job_id = "42";
@@ -253,7 +262,8 @@ TEST(DecodeSlurmEnd, StatesMapToDispositions) {
     e.cancelled_by_us = c.ours;
     ProcessOutcome p;
     std::string reason;
-    EXPECT_EQ(decode_slurm_end(e, none, &p, &reason), c.want) << c.state << " " << c.exit_code << ":" << c.signal;
+    EXPECT_EQ(decode_slurm_end(e, none, &p, &reason), c.want)
+        << c.state << " " << c.exit_code << ":" << c.signal;
     EXPECT_FALSE(reason.empty());
   }
   SlurmEnd unsubmitted;
@@ -295,13 +305,15 @@ struct Interval {
 
 std::vector<Interval> finished_intervals(const std::string& db, std::int64_t cid) {
   Store s(db, /*read_only=*/true);
-  SQLite::Statement q(raw_db(s), "SELECT purpose, trial_key, started_at, finished_at, executor, slots FROM trials "
-                              "WHERE campaign_id = ? AND state = 'finished' ORDER BY id");
+  SQLite::Statement q(
+      raw_db(s),
+      "SELECT purpose, trial_key, started_at, finished_at, executor, slots FROM trials "
+      "WHERE campaign_id = ? AND state = 'finished' ORDER BY id");
   q.bind(1, cid);
   std::vector<Interval> out;
   while (q.executeStep()) {
-    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                   q.getColumn(3).getString()});
+    out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                   q.getColumn(2).getString(), q.getColumn(3).getString()});
     EXPECT_EQ(q.getColumn(4).getString(), "local");
     EXPECT_EQ(q.getColumn(5).getString().rfind("cpu ", 0), 0u) << q.getColumn(5).getString();
   }
@@ -338,7 +350,8 @@ TEST(ParallelDispatch, TrialsRunSideBySideAndSpeedPairsAlone) {
   EXPECT_GT(speed, 0);
   {
     Store s(o.db_path, /*read_only=*/true);
-    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'");
+    SQLite::Statement q(
+        raw_db(s), "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'");
     q.bind(1, cid);
     q.executeStep();
     EXPECT_EQ(q.getColumn(0).getInt(), 0) << "every claimed trial is recorded as finished";
@@ -367,9 +380,9 @@ TEST(ParallelDispatch, SameVerdictsAsOneTrialAtATime) {
     for (const auto& t : s.trials(cid)) {
       // By what runs (the keys differ: a gate run that is a pair's side names the pair).
       if (t.purpose.rfind("speed_", 0) != 0) {
-        gate_and_probes[parallel == 1 ? 0 : 1].insert(t.purpose + " " + t.config_key + " s" + std::to_string(t.seed) +
-                                                       " n" + std::to_string(t.steps) + " b" +
-                                                       std::to_string(t.micro_batch));
+        gate_and_probes[parallel == 1 ? 0 : 1].insert(
+            t.purpose + " " + t.config_key + " s" + std::to_string(t.seed) + " n" +
+            std::to_string(t.steps) + " b" + std::to_string(t.micro_batch));
       }
     }
     fs::remove_all(dir);
@@ -377,7 +390,8 @@ TEST(ParallelDispatch, SameVerdictsAsOneTrialAtATime) {
   EXPECT_FALSE(verdicts[0].empty());
   EXPECT_EQ(verdicts[0], verdicts[1]);
   EXPECT_FALSE(gate_and_probes[0].empty());
-  EXPECT_EQ(gate_and_probes[0], gate_and_probes[1]) << "the same gate and probe trials, only in another order";
+  EXPECT_EQ(gate_and_probes[0], gate_and_probes[1])
+      << "the same gate and probe trials, only in another order";
 }
 
 }  // namespace

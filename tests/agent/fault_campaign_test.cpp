@@ -33,16 +33,44 @@ TEST(FaultCampaign, EveryFaultEndsAsItsDispositionAndTheCampaignContinues) {
       {"ATTN=efficient", {"wrong_schema", Disposition::invalid_result}},
   };
   std::string rules;
-  for (const auto& [value, fault] : faults) rules += (rules.empty() ? "" : ",") + value + ":" + fault.first;
+  for (const auto& [value, fault] : faults)
+    rules += (rules.empty() ? "" : ",") + value + ":" + fault.first;
   // FAST_MISS=1 (with TEXT_CACHE=1, which it requires) floods stdout with 10 MiB and
   // still succeeds; TEXT_CACHE=1 alone stays healthy.
   rules += ",FAST_MISS=1:big_output";
   const std::string flood_key = "FAST_MISS=1,TEXT_CACHE=1";
 
-  auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer",
-                                test::fake_trainer(), "--steps", "3", "--screen-steps", "3", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--plan", "screen", "--trial-timeout", "15",
-                                "--target-micro-batch", "32", "--memory-budget", "fast=141GiB", "--presets-out", "presets"},
+  auto r = test::run_speedgate({"tune",
+                                "--workload",
+                                "wam",
+                                "--size",
+                                "tiny",
+                                "--db",
+                                "sg.db",
+                                "--trainer",
+                                test::fake_trainer(),
+                                "--steps",
+                                "3",
+                                "--screen-steps",
+                                "3",
+                                "--seeds",
+                                "0,1000",
+                                "--repeats",
+                                "2",
+                                "--max-repeats",
+                                "2",
+                                "--noise-pairs",
+                                "0",
+                                "--plan",
+                                "screen",
+                                "--trial-timeout",
+                                "15",
+                                "--target-micro-batch",
+                                "32",
+                                "--memory-budget",
+                                "fast=141GiB",
+                                "--presets-out",
+                                "presets"},
                                dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", rules}});
   ASSERT_EQ(r.code, 0) << r.err;
 
@@ -56,14 +84,17 @@ TEST(FaultCampaign, EveryFaultEndsAsItsDispositionAndTheCampaignContinues) {
   auto in_dir = [&](const std::string& p) { return fs::path(p).is_absolute() ? p : dir + "/" + p; };
   for (const auto& t : s.trials(campaign->id)) {
     EXPECT_EQ(t.state, "finished") << t.trial_key;
-    EXPECT_TRUE(fs::exists(in_dir(t.stdout_log))) << t.trial_key << " lost its stdout log " << t.stdout_log;
-    EXPECT_TRUE(fs::exists(in_dir(t.stderr_log))) << t.trial_key << " lost its stderr log " << t.stderr_log;
+    EXPECT_TRUE(fs::exists(in_dir(t.stdout_log)))
+        << t.trial_key << " lost its stdout log " << t.stdout_log;
+    EXPECT_TRUE(fs::exists(in_dir(t.stderr_log)))
+        << t.trial_key << " lost its stderr log " << t.stderr_log;
     auto it = faults.find(t.config_key);
     if (it != faults.end()) {
       ++seen[t.config_key];
       ASSERT_TRUE(t.disposition) << t.config_key;
       EXPECT_EQ(*t.disposition, it->second.second)
-          << t.config_key << " (" << it->second.first << ") ended as " << to_string(*t.disposition) << ": " << t.reason;
+          << t.config_key << " (" << it->second.first << ") ended as " << to_string(*t.disposition)
+          << ": " << t.reason;
       EXPECT_FALSE(t.run_ok);
       EXPECT_FALSE(t.reason.empty()) << t.config_key;
     }
@@ -84,7 +115,8 @@ TEST(FaultCampaign, EveryFaultEndsAsItsDispositionAndTheCampaignContinues) {
   for (const char* preset : {"/presets/fast.env"}) {
     const std::string text = read_file(dir + preset).value_or("<missing>");
     EXPECT_NE(text, "<missing>") << preset;
-    for (const auto& [value, fault] : faults) EXPECT_EQ(text.find("SG_" + value + "\n"), std::string::npos) << preset << ": " << value;
+    for (const auto& [value, fault] : faults)
+      EXPECT_EQ(text.find("SG_" + value + "\n"), std::string::npos) << preset << ": " << value;
   }
   fs::remove_all(dir);
 }

@@ -35,9 +35,7 @@ TrialResult make_run(int seed, double noise = 0.02, double grad_scale = 1.0, int
   return r;
 }
 
-TEST(Gate, BitwiseEqualRunsPass) {
-  EXPECT_TRUE(bitwise_equal(make_run(0), make_run(0)).pass);
-}
+TEST(Gate, BitwiseEqualRunsPass) { EXPECT_TRUE(bitwise_equal(make_run(0), make_run(0)).pass); }
 
 TEST(Gate, OneFlippedLossBitFails) {
   TrialResult a = make_run(0), b = make_run(0);
@@ -124,7 +122,8 @@ TEST(Gate, RoundingBandJudgesTighterThanTheSeedBand) {
   EXPECT_NEAR(bands.rounding->max.curve_rms, 1e-4, 1e-9);
   TrialResult rounding_like = s0, recipe_like = s0;
   for (auto& r : rounding_like.step_records) r.loss += 1.5e-4;  // 1.5x the band: inside 2x
-  for (auto& r : recipe_like.step_records) r.loss += 5e-3;    // 50x the band, far inside the seed band
+  for (auto& r : recipe_like.step_records)
+    r.loss += 5e-3;  // 50x the band, far inside the seed band
   EXPECT_TRUE(within_band(recipe_like, s0, bands.seed).pass) << "the seed band alone cannot see it";
   Verdict ok = within_tolerance(rounding_like, s0, bands);
   EXPECT_TRUE(ok.pass) << ok.reason;
@@ -148,8 +147,10 @@ TEST(Gate, NonFiniteOrZeroBandIsAProblem) {
   EXPECT_EQ(band_problem(compute_band(s0, {make_run(1000)}), "seed band"), "");
   TrialResult nan_run = make_run(1000);
   nan_run.step_records[2].loss = std::nan("");
-  EXPECT_NE(band_problem(compute_band(s0, {nan_run}), "seed band").find("not finite"), std::string::npos);
-  EXPECT_NE(band_problem(compute_rounding_band({{s0, s0}}), "rounding band").find("zero"), std::string::npos);
+  EXPECT_NE(band_problem(compute_band(s0, {nan_run}), "seed band").find("not finite"),
+            std::string::npos);
+  EXPECT_NE(band_problem(compute_rounding_band({{s0, s0}}), "rounding band").find("zero"),
+            std::string::npos);
 }
 
 TEST(Gate, MemoryBudget) {

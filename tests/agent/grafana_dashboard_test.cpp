@@ -30,7 +30,8 @@ TEST(GrafanaDashboard, EveryQueriedMetricIsExposed) {
   }
   ASSERT_FALSE(queried.empty());
 
-  const auto db = std::filesystem::temp_directory_path() / ("sg-grafana-" + std::to_string(::getpid()) + ".db");
+  const auto db =
+      std::filesystem::temp_directory_path() / ("sg-grafana-" + std::to_string(::getpid()) + ".db");
   std::filesystem::remove(db);
   bench::write_synthetic_store(db.string(), {});
   const auto metrics = Router(db.string()).handle("GET", "/metrics").body;

@@ -13,12 +13,19 @@ namespace sg::agent {
 namespace {
 
 Manifest manifest_with_family(bool available = true) {
-  auto j = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
-  j["kernel_families"] = {{{"name", "ROPE"}, {"env", "SG_KERNEL_ROPE"}, {"switch", "A"},
-                           {"parameters", {{{"name", "threads"}, {"values", {"64", "128", "256"}}},
-                                           {{"name", "vec"}, {"values", {"1", "2", "4"}}}}},
-                           {"constraints", {"threads*vec<=256"}}, {"variants", {"plain_aten"}},
-                           {"available", available}, {"unavailable_reason", available ? "" : "no CUDA"}}};
+  auto j = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json")
+          .value());
+  j["kernel_families"] = {{{"name", "ROPE"},
+                           {"env", "SG_KERNEL_ROPE"},
+                           {"switch", "A"},
+                           {"parameters",
+                            {{{"name", "threads"}, {"values", {"64", "128", "256"}}},
+                             {{"name", "vec"}, {"values", {"1", "2", "4"}}}}},
+                           {"constraints", {"threads*vec<=256"}},
+                           {"variants", {"plain_aten"}},
+                           {"available", available},
+                           {"unavailable_reason", available ? "" : "no CUDA"}}};
   return parse_manifest(j);
 }
 
@@ -35,7 +42,7 @@ TEST(KernelParams, ConstraintEvaluation) {
 TEST(KernelParams, CandidatesRespectConstraints) {
   Manifest m = manifest_with_family();
   auto c = kernel_candidates(m.kernel_families[0]);
-  std::vector<std::string> want = {"threads=64,vec=1", "threads=64,vec=2", "threads=64,vec=4",
+  std::vector<std::string> want = {"threads=64,vec=1",  "threads=64,vec=2",  "threads=64,vec=4",
                                    "threads=128,vec=1", "threads=128,vec=2", "threads=256,vec=1"};
   EXPECT_EQ(c, want);
 }
@@ -46,8 +53,9 @@ TEST(KernelParams, CandidatesAreCanonical) {
   KernelFamily f;
   f.name = "CAT";
   f.parameters = {{"threads", {"128", "256"}}, {"flat", {"0", "1"}}};
-  EXPECT_EQ(kernel_candidates(f), (std::vector<std::string>{"flat=0,threads=128", "flat=1,threads=128",
-                                                            "flat=0,threads=256", "flat=1,threads=256"}));
+  EXPECT_EQ(kernel_candidates(f),
+            (std::vector<std::string>{"flat=0,threads=128", "flat=1,threads=128",
+                                      "flat=0,threads=256", "flat=1,threads=256"}));
   EXPECT_EQ(canonical_kernel_value("vec=2,threads=64"), "threads=64,vec=2");
 }
 
@@ -70,9 +78,12 @@ TEST(KernelParams, ConfigKeyRoundTripsAndRequiresTheSwitch) {
   EXPECT_EQ(validate_config(c, m), "");
   EXPECT_EQ(config_from_key(config_key(c)), c);
   auto env = config_env(c, m);
-  EXPECT_NE(std::find(env.begin(), env.end(), std::make_pair(std::string("SG_KERNEL_ROPE"), std::string("threads=128,vec=2"))),
-            env.end());
-  EXPECT_NE(validate_config(c, manifest_with_family(/*available=*/false)).find("unavailable"), std::string::npos);
+  EXPECT_NE(
+      std::find(env.begin(), env.end(),
+                std::make_pair(std::string("SG_KERNEL_ROPE"), std::string("threads=128,vec=2"))),
+      env.end());
+  EXPECT_NE(validate_config(c, manifest_with_family(/*available=*/false)).find("unavailable"),
+            std::string::npos);
 }
 
 TEST(KernelParams, PresetRoundTrip) {
@@ -90,9 +101,12 @@ TEST(KernelParams, PresetRoundTrip) {
 TEST(KernelParams, LocalSearchTriesEveryValidVariantOnTheSwitch) {
   Manifest m = manifest_with_family();
   nlohmann::json table = {{"entries", nlohmann::json::array()}};
-  table["entries"].push_back({{"config", {{"A", "1"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.3}});
-  table["entries"].push_back({{"config", {{"A", "1"}, {"KERNEL_ROPE", "threads=128,vec=2"}}}, {"steps", 4},
-                              {"disposition", "accepted"}, {"speedup", 1.45}});
+  table["entries"].push_back(
+      {{"config", {{"A", "1"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.3}});
+  table["entries"].push_back({{"config", {{"A", "1"}, {"KERNEL_ROPE", "threads=128,vec=2"}}},
+                              {"steps", 4},
+                              {"disposition", "accepted"},
+                              {"speedup", 1.45}});
   ReplayEvaluator replay(table);
   SearchOptions o;
   o.screen_steps = 4;

@@ -13,21 +13,31 @@ namespace {
 using nlohmann::json;
 
 Manifest rope_manifest() {
-  json bool_switch = {{"type", "bool"}, {"values", {"0", "1"}}, {"default", "0"}, {"requires", json::array()},
-                      {"identity", "bitwise"}, {"effect", "speed"}, {"available", true}};
+  json bool_switch = {{"type", "bool"},        {"values", {"0", "1"}},
+                      {"default", "0"},        {"requires", json::array()},
+                      {"identity", "bitwise"}, {"effect", "speed"},
+                      {"available", true}};
   json fused = bool_switch, other = bool_switch;
   fused["name"] = "FUSED_ROPE";
   fused["env"] = "SG_FUSED_ROPE";
   other["name"] = "OTHER";
   other["env"] = "SG_OTHER";
-  return parse_manifest(json{
-      {"protocol", 1}, {"trainer", "recorded"}, {"version", "0"}, {"build", json::object()},
-      {"workloads", {{{"name", "wam"}, {"sizes", {{{"name", "tiny"}, {"default_micro_batch", 2}}}}}}},
-      {"switches", {fused, other}},
-      {"kernel_families",
-       {{{"name", "ROPE"}, {"env", "SG_KERNEL_ROPE"}, {"switch", "FUSED_ROPE"},
-         {"parameters", {{{"name", "threads"}, {"values", {"64", "128", "256"}}}}}, {"constraints", json::array()},
-         {"available", true}, {"kernel_trial", true}}}}});
+  return parse_manifest(
+      json{{"protocol", 1},
+           {"trainer", "recorded"},
+           {"version", "0"},
+           {"build", json::object()},
+           {"workloads",
+            {{{"name", "wam"}, {"sizes", {{{"name", "tiny"}, {"default_micro_batch", 2}}}}}}},
+           {"switches", {fused, other}},
+           {"kernel_families",
+            {{{"name", "ROPE"},
+              {"env", "SG_KERNEL_ROPE"},
+              {"switch", "FUSED_ROPE"},
+              {"parameters", {{{"name", "threads"}, {"values", {"64", "128", "256"}}}}},
+              {"constraints", json::array()},
+              {"available", true},
+              {"kernel_trial", true}}}}});
 }
 
 json entry(const json& config, const char* disposition, double speedup = 1.05) {
@@ -36,11 +46,12 @@ json entry(const json& config, const char* disposition, double speedup = 1.05) {
 
 // Timings: threads=128 fastest, threads=256 second, threads=64 slowest.
 json timings(bool fastest_matches_plain = true) {
-  return {{"ROPE",
-           {{{"params", "plain"}, {"fwdbwd_us", 100.0}},
-            {{"params", "threads=64"}, {"fwdbwd_us", 30.0}},
-            {{"params", "threads=128"}, {"fwdbwd_us", 10.0}, {"matches_plain", fastest_matches_plain}},
-            {{"params", "threads=256"}, {"fwdbwd_us", 20.0}}}}};
+  return {
+      {"ROPE",
+       {{{"params", "plain"}, {"fwdbwd_us", 100.0}},
+        {{"params", "threads=64"}, {"fwdbwd_us", 30.0}},
+        {{"params", "threads=128"}, {"fwdbwd_us", 10.0}, {"matches_plain", fastest_matches_plain}},
+        {{"params", "threads=256"}, {"fwdbwd_us", 20.0}}}}};
 }
 
 SearchOptions options() {
@@ -58,41 +69,48 @@ std::vector<std::string> keys(const ReplayEvaluator& r) {
 
 TEST(KernelSearch, TimesEveryVariantThenVerifiesTheFastestInTraining) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "accepted")}},
-                              {"kernel_timings", timings()}});
+  ReplayEvaluator replay(
+      json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "accepted")}},
+           {"kernel_timings", timings()}});
   SearchContext ctx(m, replay, options());
   ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE", "FUSED_ROPE=1,KERNEL_ROPE=threads=128"}));
+  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE",
+                                                    "FUSED_ROPE=1,KERNEL_ROPE=threads=128"}));
   EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=128");
 }
 
 TEST(KernelSearch, AVariantThatFailsTheGateGivesWayToTheNextFastest) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries",
-                               {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "gate_failed"),
-                                entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "slower", 0.99)}},
-                              {"kernel_timings", timings()}});
+  ReplayEvaluator replay(
+      json{{"entries",
+            {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "gate_failed"),
+             entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "slower", 0.99)}},
+           {"kernel_timings", timings()}});
   SearchContext ctx(m, replay, options());
   ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE", "FUSED_ROPE=1,KERNEL_ROPE=threads=128",
-                                                    "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
+  EXPECT_EQ(keys(replay),
+            (std::vector<std::string>{"kernel-trial ROPE", "FUSED_ROPE=1,KERNEL_ROPE=threads=128",
+                                      "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
   // "slower" passed the gate: the variant is verified, whether or not the switch pays.
   EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=256");
 }
 
 TEST(KernelSearch, AVariantNotBitwiseInTheKernelTrialIsNeverTried) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted")}},
-                              {"kernel_timings", timings(/*fastest_matches_plain=*/false)}});
+  ReplayEvaluator replay(
+      json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted")}},
+           {"kernel_timings", timings(/*fastest_matches_plain=*/false)}});
   SearchContext ctx(m, replay, options());
   ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE", "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
+  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE",
+                                                    "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
   EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=256");
 }
 
 TEST(KernelSearch, NoVerifiedVariantLeavesTheFamilyAtItsDefault) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries", json::array()}, {"kernel_timings", timings()}});  // every evaluation crashes
+  ReplayEvaluator replay(
+      json{{"entries", json::array()}, {"kernel_timings", timings()}});  // every evaluation crashes
   SearchContext ctx(m, replay, options());
   ctx.run_strategy("kernels");
   EXPECT_EQ(replay.calls().size(), 4u);  // the trial, then the three fastest variants
@@ -112,13 +130,15 @@ TEST(KernelSearch, NoKernelTrialResultMeansNoTrainingTrials) {
 // holds the fused switch: the switch and its variant go together, so neither is put back.
 TEST(KernelSearch, MinifyIsolatesTheCulpritWhenAVariantRidesAlong) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries",
-                               {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}}, "gate_failed"),
-                                entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted"),
-                                entry({{"OTHER", "1"}}, "gate_failed")}}});
+  ReplayEvaluator replay(json{
+      {"entries",
+       {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}}, "gate_failed"),
+        entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted"),
+        entry({{"OTHER", "1"}}, "gate_failed")}}});
   SearchContext ctx(m, replay, options());
   ctx.kernel_choice["KERNEL_ROPE"] = "threads=256";
-  ctx.pending_minify.push_back({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}});
+  ctx.pending_minify.push_back(
+      {{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}, {"OTHER", "1"}});
   ctx.run_strategy("minify");
   ASSERT_EQ(ctx.conflicts.size(), 1u);
   EXPECT_EQ(config_key(ctx.conflicts[0]), "OTHER=1");
@@ -133,7 +153,8 @@ TEST(KernelSearch, TheChoiceRidesAlongWhereverTheSwitchIsOn) {
             "FUSED_ROPE=1,KERNEL_ROPE=threads=256,OTHER=1");
   EXPECT_EQ(config_key(*ctx.make_candidate({{"OTHER", "1"}})), "OTHER=1");
   // An explicit variant is kept.
-  EXPECT_EQ(config_key(*ctx.make_candidate({{"KERNEL_ROPE", "threads=64"}})), "FUSED_ROPE=1,KERNEL_ROPE=threads=64");
+  EXPECT_EQ(config_key(*ctx.make_candidate({{"KERNEL_ROPE", "threads=64"}})),
+            "FUSED_ROPE=1,KERNEL_ROPE=threads=64");
 }
 
 }  // namespace

@@ -10,11 +10,25 @@ namespace {
 using nlohmann::json;
 
 json good() {
-  return {{"protocol", 1}, {"kind", "kernel_trial"}, {"status", "ok"}, {"error", ""}, {"family", "ROPE"},
-          {"device", "cuda:0"}, {"micro_batch", 32}, {"repeats", 31}, {"ops", {"rope fp32"}},
+  return {{"protocol", 1},
+          {"kind", "kernel_trial"},
+          {"status", "ok"},
+          {"error", ""},
+          {"family", "ROPE"},
+          {"device", "cuda:0"},
+          {"micro_batch", 32},
+          {"repeats", 31},
+          {"ops", {"rope fp32"}},
           {"variants",
-           {{{"variant", "plain_aten"}, {"params", "plain"}, {"fwd_us", 500.0}, {"fwdbwd_us", 1300.0}, {"matches_plain", true}},
-            {{"variant", "fused_cuda"}, {"params", "threads=128,vec=2"}, {"fwd_us", 44.0}, {"fwdbwd_us", 85.0},
+           {{{"variant", "plain_aten"},
+             {"params", "plain"},
+             {"fwd_us", 500.0},
+             {"fwdbwd_us", 1300.0},
+             {"matches_plain", true}},
+            {{"variant", "fused_cuda"},
+             {"params", "threads=128,vec=2"},
+             {"fwd_us", 44.0},
+             {"fwdbwd_us", 85.0},
              {"matches_plain", true}}}},
           {"fingerprint", {{"device", "cuda"}}}};
 }
@@ -35,7 +49,11 @@ TEST(KernelTrialResult, ParsesEveryVariant) {
 }
 
 TEST(KernelTrialResult, AFailedTrialNeedsOnlyStatusAndError) {
-  auto p = parse_kernel_trial_text(json{{"protocol", 1}, {"kind", "kernel_trial"}, {"status", "oom"}, {"error", "CUDA out of memory"}}.dump());
+  auto p = parse_kernel_trial_text(json{
+      {"protocol", 1},
+      {"kind", "kernel_trial"},
+      {"status", "oom"},
+      {"error", "CUDA out of memory"}}.dump());
   ASSERT_TRUE(p.result) << p.error;
   EXPECT_EQ(p.result->status, "oom");
 }
@@ -63,7 +81,8 @@ TEST(KernelTrialResult, EveryFlawIsInvalidAndNamed) {
     EXPECT_NE(p.error.find(why), std::string::npos) << p.error;
   }
   EXPECT_FALSE(parse_kernel_trial_text("").result);
-  EXPECT_NE(parse_kernel_trial_text("{\"protocol\": 1, \"ki").error.find("not valid JSON"), std::string::npos);
+  EXPECT_NE(parse_kernel_trial_text("{\"protocol\": 1, \"ki").error.find("not valid JSON"),
+            std::string::npos);
   EXPECT_FALSE(parse_kernel_trial_as_result("garbage").result);
 }
 

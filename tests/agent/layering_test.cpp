@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 // "path:line: text" of every #include in the sources under `dir` naming one of `targets`
 // (folders relative to the source tree, e.g. "agent/runner").
-std::vector<std::string> includes_of(const std::string& dir, const std::vector<std::string>& targets) {
+std::vector<std::string> includes_of(const std::string& dir,
+                                     const std::vector<std::string>& targets) {
   const fs::path root(SPEEDGATE_SOURCE_DIR);
   std::vector<std::string> found;
   for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
@@ -26,7 +27,8 @@ std::vector<std::string> includes_of(const std::string& dir, const std::vector<s
       if (line.rfind("#include \"", 0) != 0) continue;
       for (const auto& t : targets) {
         if (line.find("\"" + t + "/") != std::string::npos) {
-          found.push_back(fs::relative(e.path(), root).generic_string() + ":" + std::to_string(n) + ": " + line);
+          found.push_back(fs::relative(e.path(), root).generic_string() + ":" + std::to_string(n) +
+                          ": " + line);
         }
       }
     }
@@ -35,9 +37,9 @@ std::vector<std::string> includes_of(const std::string& dir, const std::vector<s
 }
 
 const std::vector<std::string> kAboveProtocol = {
-    "agent/gate",   "agent/memory", "agent/runner", "agent/store",   "agent/ranking", "agent/trial",
-    "agent/search", "agent/campaign", "agent/presets", "agent/report", "agent/dashboard", "agent/nightly",
-    "agent/cli"};
+    "agent/gate",      "agent/memory",  "agent/runner",   "agent/store",   "agent/ranking",
+    "agent/trial",     "agent/search",  "agent/campaign", "agent/presets", "agent/report",
+    "agent/dashboard", "agent/nightly", "agent/cli"};
 
 TEST(Layering, ProtocolIncludesOnlyCommon) {
   const auto found = includes_of("agent/protocol", kAboveProtocol);
@@ -46,8 +48,8 @@ TEST(Layering, ProtocolIncludesOnlyCommon) {
 
 TEST(Layering, GateAndMemoryLaunchNothing) {
   for (const char* dir : {"agent/gate", "agent/memory"}) {
-    const auto found = includes_of(dir, {"agent/runner", "agent/store", "agent/trial", "agent/search",
-                                         "agent/campaign", "agent/cli"});
+    const auto found = includes_of(dir, {"agent/runner", "agent/store", "agent/trial",
+                                         "agent/search", "agent/campaign", "agent/cli"});
     EXPECT_TRUE(found.empty()) << found.front();
   }
 }

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include <boost/process.hpp>
 #include <gtest/gtest.h>
+#include <boost/process.hpp>
 
 #include "agent/common/files.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -32,11 +32,33 @@ TEST(Load, FourControllersShareOneDatabase) {
   for (int c = 0; c < kControllers; ++c) {
     // Distinct options (--band-factor) make four campaigns; identical ones would
     // resume each other's unfinished campaign by design.
-    std::vector<std::string> args = {
-        "tune", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer", test::fake_trainer(),
-        "--budget-trials", std::to_string(kTrialsEach), "--steps", "3", "--screen-steps", "3",
-        "--seeds", "0,1000", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--target-micro-batch", "32",
-        "--band-factor", std::to_string(2 + c)};
+    std::vector<std::string> args = {"tune",
+                                     "--workload",
+                                     "wam",
+                                     "--size",
+                                     "tiny",
+                                     "--db",
+                                     "sg.db",
+                                     "--trainer",
+                                     test::fake_trainer(),
+                                     "--budget-trials",
+                                     std::to_string(kTrialsEach),
+                                     "--steps",
+                                     "3",
+                                     "--screen-steps",
+                                     "3",
+                                     "--seeds",
+                                     "0,1000",
+                                     "--repeats",
+                                     "2",
+                                     "--max-repeats",
+                                     "2",
+                                     "--noise-pairs",
+                                     "0",
+                                     "--target-micro-batch",
+                                     "32",
+                                     "--band-factor",
+                                     std::to_string(2 + c)};
     controllers.emplace_back(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir),
                              bp::std_out > (dir + "/c" + std::to_string(c) + ".out"),
                              bp::std_err > (dir + "/c" + std::to_string(c) + ".err"));
@@ -51,7 +73,8 @@ TEST(Load, FourControllersShareOneDatabase) {
 
   Store s(dir + "/sg.db", /*read_only=*/true);
   EXPECT_EQ(raw_db(s).execAndGet("PRAGMA integrity_check").getString(), "ok");
-  EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM trials").getInt(), kControllers * kTrialsEach);
+  EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM trials").getInt(),
+            kControllers * kTrialsEach);
   EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);
   SQLite::Statement q(raw_db(s), "SELECT id, state FROM campaigns");
   while (q.executeStep()) {
@@ -62,7 +85,8 @@ TEST(Load, FourControllersShareOneDatabase) {
     std::set<std::string> keys;
     for (const auto& t : trials) {
       EXPECT_EQ(t.state, "finished") << t.trial_key;
-      EXPECT_TRUE(keys.insert(t.trial_key).second) << "campaign " << cid << " ran " << t.trial_key << " twice";
+      EXPECT_TRUE(keys.insert(t.trial_key).second)
+          << "campaign " << cid << " ran " << t.trial_key << " twice";
       EXPECT_EQ(t.reason.find("locked"), std::string::npos) << t.reason;
       EXPECT_TRUE(t.run_ok) << t.trial_key << ": " << t.reason;
     }

@@ -12,16 +12,22 @@ namespace sg::agent {
 namespace {
 
 nlohmann::json two_workload_manifest() {
-  auto j = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
-  j["workloads"].push_back({{"name", "lm"}, {"sizes", {{{"name", "tiny"}, {"default_micro_batch", 2}}}}});
+  auto j = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json")
+          .value());
+  j["workloads"].push_back(
+      {{"name", "lm"}, {"sizes", {{{"name", "tiny"}, {"default_micro_batch", 2}}}}});
   for (auto& s : j["switches"]) {
     if (s["name"] == "A") s["workloads"] = {"wam"};
     if (s["name"] == "B") s["workloads"] = {"lm"};
     if (s["name"] == "C") s["workloads"] = {"wam", "lm"};
   }
-  j["kernel_families"] = {{{"name", "ROPE"}, {"env", "SG_KERNEL_ROPE"}, {"switch", "A"},
+  j["kernel_families"] = {{{"name", "ROPE"},
+                           {"env", "SG_KERNEL_ROPE"},
+                           {"switch", "A"},
                            {"parameters", {{{"name", "threads"}, {"values", {"64", "128"}}}}},
-                           {"variants", {"plain_aten"}}, {"available", true}}};
+                           {"variants", {"plain_aten"}},
+                           {"available", true}}};
   return j;
 }
 
@@ -31,7 +37,8 @@ TEST(ManifestWorkloads, ParsedAndAbsentMeansEvery) {
   EXPECT_TRUE(m.find_switch("A")->applies_to("wam"));
   EXPECT_FALSE(m.find_switch("A")->applies_to("lm"));
   EXPECT_TRUE(m.find_switch("MEM")->workloads.empty());
-  EXPECT_TRUE(m.find_switch("MEM")->applies_to("lm")) << "no field: every workload (backward compatible)";
+  EXPECT_TRUE(m.find_switch("MEM")->applies_to("lm"))
+      << "no field: every workload (backward compatible)";
 }
 
 TEST(ManifestWorkloads, ForWorkloadKeepsOnlyApplicableSwitchesAndFamilies) {
@@ -43,7 +50,8 @@ TEST(ManifestWorkloads, ForWorkloadKeepsOnlyApplicableSwitchesAndFamilies) {
   EXPECT_NE(lm.find_switch("MEM"), nullptr);
   EXPECT_TRUE(lm.kernel_families.empty()) << "ROPE's switch A does not apply to lm";
   EXPECT_EQ(lm.raw, m.raw) << "the stored manifest stays whole";
-  EXPECT_FALSE(validate_config({{"A", "1"}}, lm).empty()) << "a wam switch is no candidate of an lm campaign";
+  EXPECT_FALSE(validate_config({{"A", "1"}}, lm).empty())
+      << "a wam switch is no candidate of an lm campaign";
   const Manifest wam = m.for_workload("wam");
   EXPECT_EQ(wam.find_switch("B"), nullptr);
   EXPECT_EQ(wam.kernel_families.size(), 1u);
@@ -57,7 +65,8 @@ TEST(ManifestWorkloads, KernelTrialsOnlyForTheWorkloadsTheTrainerNames) {
   j["kernel_families"][0]["kernel_trial"] = {"wam"};
   const Manifest m = parse_manifest(j);
   EXPECT_TRUE(m.for_workload("wam").kernel_families.at(0).kernel_trial);
-  EXPECT_FALSE(m.for_workload("lm").kernel_families.at(0).kernel_trial) << "kept for lm, but not timeable there";
+  EXPECT_FALSE(m.for_workload("lm").kernel_families.at(0).kernel_trial)
+      << "kept for lm, but not timeable there";
   j["kernel_families"][0]["kernel_trial"] = true;
   EXPECT_TRUE(parse_manifest(j).for_workload("lm").kernel_families.at(0).kernel_trial);
   j["kernel_families"][0]["kernel_trial"] = {1};
@@ -71,7 +80,8 @@ TEST(ManifestWorkloads, UnknownOrEmptyWorkloadListIsRejected) {
     parse_manifest(j);
     FAIL() << "accepted an unknown workload";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("'video' is not a workload"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'video' is not a workload"), std::string::npos)
+        << e.what();
   }
   j["switches"][0]["workloads"] = nlohmann::json::array();
   EXPECT_THROW(parse_manifest(j), UsageError);

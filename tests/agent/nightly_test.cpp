@@ -18,12 +18,12 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/common/files.hpp"
-#include "agent/store/queries/dashboard_queries.hpp"
 #include "agent/nightly/current_presets.hpp"
 #include "agent/runner/describe.hpp"
+#include "agent/store/queries/dashboard_queries.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent::nightly {
 namespace {
@@ -50,7 +50,8 @@ class NightlyTest : public ::testing::Test {
     c.workload = "wam";
     c.size = "tiny";
     c.db_path = dir_ + "/sg.db";
-    c.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)}, {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
+    c.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)},
+                        {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
     c.memory.target_micro_batch = 32;
     c.trial.steps = 4;
     c.trial.screen_steps = 2;
@@ -69,11 +70,39 @@ class NightlyTest : public ::testing::Test {
   }
 
   std::vector<std::string> cli_args(double budget_minutes) const {
-    return {"nightly", "--db", dir_ + "/sg.db", "--budget-minutes", std::to_string(budget_minutes),
-            "--trainer", nightly_trainer(), "--workload", "wam", "--size", "tiny", "--steps", "4",
-            "--screen-steps", "2", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--target-micro-batch", "32", "--plan", "screen,halving,greedy",
-            "--presets-dir", dir_ + "/presets", "--memory-budget", "fast=141GiB", "--memory-budget",
-            "fast_80gb=80GiB", "--threads", "2"};  // as options(): a resumed night has the same options
+    return {"nightly",
+            "--db",
+            dir_ + "/sg.db",
+            "--budget-minutes",
+            std::to_string(budget_minutes),
+            "--trainer",
+            nightly_trainer(),
+            "--workload",
+            "wam",
+            "--size",
+            "tiny",
+            "--steps",
+            "4",
+            "--screen-steps",
+            "2",
+            "--repeats",
+            "2",
+            "--max-repeats",
+            "2",
+            "--noise-pairs",
+            "0",
+            "--target-micro-batch",
+            "32",
+            "--plan",
+            "screen,halving,greedy",
+            "--presets-dir",
+            dir_ + "/presets",
+            "--memory-budget",
+            "fast=141GiB",
+            "--memory-budget",
+            "fast_80gb=80GiB",
+            "--threads",
+            "2"};  // as options(): a resumed night has the same options
   }
 
   int count(Store& s, const std::string& sql, std::int64_t campaign_id) {
@@ -88,7 +117,9 @@ class NightlyTest : public ::testing::Test {
 };
 
 TEST(NightlyPresets, ClaimedSpeedupIsReadFromTheProvenanceComment) {
-  EXPECT_EQ(claimed_speedup("# campaign: 3\n# speedup: 1.430x +- 0.010 (median ...)\nSG_TEXT_CACHE=1\n"), 1.43);
+  EXPECT_EQ(
+      claimed_speedup("# campaign: 3\n# speedup: 1.430x +- 0.010 (median ...)\nSG_TEXT_CACHE=1\n"),
+      1.43);
   EXPECT_FALSE(claimed_speedup("SG_TEXT_CACHE=1\n").has_value());
   EXPECT_FALSE(claimed_speedup("# speedup: nonsense\n").has_value());
 }
@@ -117,24 +148,32 @@ TEST_F(NightlyTest, SlowerPresetIsDemotedAndExitCodeIsOne) {
   ASSERT_TRUE(fast_before);
 
   // The text cache stopped helping: fast.env (TEXT_CACHE + FAST_MISS) got slower.
-  test::CliRun r = test::run_speedgate(cli_args(60), dir_, {{"FAKE_MANIFEST", "small"}, {"FAKE_SPEED", "TEXT_CACHE=1:1.0"}});
+  test::CliRun r = test::run_speedgate(
+      cli_args(60), dir_, {{"FAKE_MANIFEST", "small"}, {"FAKE_SPEED", "TEXT_CACHE=1:1.0"}});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("preset fast: DEMOTED"), std::string::npos) << r.out;
-  EXPECT_EQ(read_file(dir_ + "/presets/fast.env"), fast_before) << "a demoted .env is not overwritten";
+  EXPECT_EQ(read_file(dir_ + "/presets/fast.env"), fast_before)
+      << "a demoted .env is not overwritten";
   auto readme = read_file(dir_ + "/presets/README.md");
   ASSERT_TRUE(readme);
-  EXPECT_NE(readme->find("**DEMOTED** `" + dir_ + "/presets/fast.env`"), std::string::npos) << *readme;
+  EXPECT_NE(readme->find("**DEMOTED** `" + dir_ + "/presets/fast.env`"), std::string::npos)
+      << *readme;
   EXPECT_NE(readme->find("regression limit"), std::string::npos) << *readme;
 
   Store s(dir_ + "/sg.db");
-  SQLite::Statement v(raw_db(s), "SELECT name, verdict, recorded_speedup, measured_speedup FROM preset_verifications ORDER BY name");
+  SQLite::Statement v(raw_db(s),
+                      "SELECT name, verdict, recorded_speedup, measured_speedup FROM "
+                      "preset_verifications ORDER BY name");
   std::map<std::string, std::string> verdicts;
   while (v.executeStep()) {
     verdicts[v.getColumn(0).getString()] = v.getColumn(1).getString();
-    if (v.getColumn(0).getString() == "fast") EXPECT_LT(v.getColumn(3).getDouble(), 0.95 * v.getColumn(2).getDouble());
+    if (v.getColumn(0).getString() == "fast")
+      EXPECT_LT(v.getColumn(3).getDouble(), 0.95 * v.getColumn(2).getDouble());
   }
   EXPECT_EQ(verdicts["fast"], "demoted");
-  SQLite::Statement d(raw_db(s), "SELECT COUNT(*) FROM presets WHERE name = 'fast' AND demoted_at IS NOT NULL AND campaign_id = 1");
+  SQLite::Statement d(raw_db(s),
+                      "SELECT COUNT(*) FROM presets WHERE name = 'fast' AND demoted_at IS NOT NULL "
+                      "AND campaign_id = 1");
   d.executeStep();
   EXPECT_EQ(d.getColumn(0).getInt(), 1) << "the recorded preset row is marked demoted";
   SQLite::Statement n(raw_db(s), "SELECT exit_code FROM nightly_runs WHERE campaign_id = 2");
@@ -165,10 +204,15 @@ TEST_F(NightlyTest, FingerprintChangeStartsNewBaseline) {
   auto c1 = s.campaign(first.campaign_id), c2 = s.campaign(second.campaign_id);
   ASSERT_TRUE(c1 && c2 && c1->environment_id && c2->environment_id);
   EXPECT_NE(*c1->environment_id, *c2->environment_id);
-  EXPECT_GE(count(s, "SELECT COUNT(*) FROM baselines b JOIN trials t ON t.id = b.trial_id "
-                     "WHERE b.campaign_id = ? AND t.reused_from IS NULL AND t.run_ok = 1", second.campaign_id), 4)
+  EXPECT_GE(count(s,
+                  "SELECT COUNT(*) FROM baselines b JOIN trials t ON t.id = b.trial_id "
+                  "WHERE b.campaign_id = ? AND t.reused_from IS NULL AND t.run_ok = 1",
+                  second.campaign_id),
+            4)
       << "a fresh preflight pair and seed band";
-  EXPECT_EQ(count(s, "SELECT environment_changed FROM nightly_runs WHERE campaign_id = ?", second.campaign_id), 1);
+  EXPECT_EQ(count(s, "SELECT environment_changed FROM nightly_runs WHERE campaign_id = ?",
+                  second.campaign_id),
+            1);
   auto readme = read_file(dir_ + "/presets/README.md");
   ASSERT_TRUE(readme);
   EXPECT_NE(readme->find("environment CHANGED"), std::string::npos) << *readme;
@@ -188,8 +232,12 @@ TEST_F(NightlyTest, BudgetRespectedWithinOneTrial) {
   EXPECT_TRUE(r.budget_spent);
   EXPECT_EQ(r.trials_run, 7);
   Store s(dir_ + "/sg.db");
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND reused_from IS NULL", r.campaign_id), 7);
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'", r.campaign_id), 0)
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND reused_from IS NULL",
+                  r.campaign_id),
+            7);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'",
+                  r.campaign_id),
+            0)
       << "the run in flight finished and was recorded";
   EXPECT_EQ(s.campaign(r.campaign_id)->state, "finished");
 
@@ -203,8 +251,12 @@ TEST_F(NightlyTest, BudgetRespectedWithinOneTrial) {
   auto latest = s.latest_campaign(false);
   ASSERT_TRUE(latest);
   EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ?", latest->id), 1);
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state = 'finished' AND run_ok = 1",
-                  latest->id), 1);
+  EXPECT_EQ(
+      count(
+          s,
+          "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state = 'finished' AND run_ok = 1",
+          latest->id),
+      1);
 }
 
 // Running trials (state 'running') and finished ones of the newest campaign; {-1, -1}
@@ -212,8 +264,9 @@ TEST_F(NightlyTest, BudgetRespectedWithinOneTrial) {
 std::pair<int, int> running_and_finished(const std::string& db) {
   try {
     SQLite::Database d(db, SQLite::OPEN_READONLY);
-    SQLite::Statement q(d, "SELECT SUM(state = 'running'), SUM(state = 'finished') FROM trials "
-                           "WHERE campaign_id = (SELECT MAX(id) FROM campaigns)");
+    SQLite::Statement q(d,
+                        "SELECT SUM(state = 'running'), SUM(state = 'finished') FROM trials "
+                        "WHERE campaign_id = (SELECT MAX(id) FROM campaigns)");
     if (!q.executeStep() || q.getColumn(0).isNull()) return {0, 0};
     return {q.getColumn(0).getInt(), q.getColumn(1).getInt()};
   } catch (const std::exception&) {
@@ -228,7 +281,8 @@ TEST_F(NightlyTest, KilledNightIsResumedByARerun) {
   if (pid == 0) {
     ::setenv("FAKE_STEP_SLEEP", "0.2", 1);
     if (::chdir(dir_.c_str()) != 0) ::_exit(127);
-    if (!std::freopen("killed.out", "w", stdout) || !std::freopen("killed.err", "w", stderr)) ::_exit(127);
+    if (!std::freopen("killed.out", "w", stdout) || !std::freopen("killed.err", "w", stderr))
+      ::_exit(127);
     std::vector<char*> argv;
     const std::string bin = test::speedgate_bin();
     argv.push_back(const_cast<char*>(bin.c_str()));
@@ -254,10 +308,13 @@ TEST_F(NightlyTest, KilledNightIsResumedByARerun) {
   EXPECT_EQ(r.campaign_id, 1);
   EXPECT_EQ(r.exit_code(), 0) << r.to_json().dump(2);
   Store s(dir_ + "/sg.db");
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND disposition = 'stale'", 1), 1)
+  EXPECT_EQ(
+      count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND disposition = 'stale'", 1), 1)
       << "the run in flight at the kill is marked stale exactly once";
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'", 1), 0);
-  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM campaigns WHERE id >= ?", 1), 1) << "no second campaign for the same night";
+  EXPECT_EQ(
+      count(s, "SELECT COUNT(*) FROM trials WHERE campaign_id = ? AND state != 'finished'", 1), 0);
+  EXPECT_EQ(count(s, "SELECT COUNT(*) FROM campaigns WHERE id >= ?", 1), 1)
+      << "no second campaign for the same night";
   EXPECT_EQ(s.campaign(1)->state, "finished");
 }
 
@@ -278,7 +335,9 @@ TEST_F(NightlyTest, WarmStartSkipsKnownTrials) {
   for (const auto& t : s.trials(first.campaign_id)) {
     if (t.state == "finished" && t.run_ok) first_keys.insert(t.trial_key);
   }
-  SQLite::Statement q(raw_db(s), "SELECT trial_key, purpose, config_key, reused_from FROM trials WHERE campaign_id = ?");
+  SQLite::Statement q(
+      raw_db(s),
+      "SELECT trial_key, purpose, config_key, reused_from FROM trials WHERE campaign_id = ?");
   q.bind(1, second.campaign_id);
   int rerun_known = 0;
   while (q.executeStep()) {
@@ -293,11 +352,14 @@ TEST_F(NightlyTest, WarmStartSkipsKnownTrials) {
     bool reverify = preset_configs.count(config) > 0;
     for (const auto& pc : preset_configs) {
       const std::string tail = "|" + pc;
-      if (!pc.empty() && key.size() >= tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
+      if (!pc.empty() && key.size() >= tail.size() &&
+          key.compare(key.size() - tail.size(), tail.size(), tail) == 0) {
         reverify = true;
       }
     }
-    if (purpose == "baseline" || purpose == "band" || reverify || (purpose == "memory_probe" && config.empty())) continue;
+    if (purpose == "baseline" || purpose == "band" || reverify ||
+        (purpose == "memory_probe" && config.empty()))
+      continue;
     if (first_keys.count(key)) ++rerun_known;
     EXPECT_FALSE(first_keys.count(key)) << "re-ran a known trial: " << key;
   }

@@ -110,7 +110,8 @@ struct TrainerLooseEnds : ::testing::Test {
 };
 
 TEST_F(TrainerLooseEnds, AnUnknownTestFaultIsBadInputAndWritesNothing) {
-  test::CliRun r = run_trainer(dir, args(dir + "/result.json"), {{"SPEEDGATE_TEST_FAULT", "bogus"}});
+  test::CliRun r =
+      run_trainer(dir, args(dir + "/result.json"), {{"SPEEDGATE_TEST_FAULT", "bogus"}});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("SPEEDGATE_TEST_FAULT=bogus is not a fault"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir + "/result.json"));

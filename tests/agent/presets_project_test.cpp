@@ -18,10 +18,12 @@ class PresetsProject : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::make_temp_dir("presets_project");
-    fs::copy_file(fs::path(SPEEDGATE_SOURCE_DIR) / "benchmarks/results/h200-campaign.db", fs::path(dir_) / "c.db");
+    fs::copy_file(fs::path(SPEEDGATE_SOURCE_DIR) / "benchmarks/results/h200-campaign.db",
+                  fs::path(dir_) / "c.db");
   }
   nlohmann::json project(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"presets", "project", "--db", "c.db", "--campaign", "1", "--json"};
+    std::vector<std::string> args = {"presets",    "project", "--db",  "c.db",
+                                     "--campaign", "1",       "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto r = test::run_speedgate(args, dir_);
     EXPECT_EQ(r.code, 0) << r.err;
@@ -57,21 +59,27 @@ TEST_F(PresetsProject, WorldSizeAndZeroStageChangeOnlyTheShardedTerms) {
   EXPECT_GT(w1.at("peak_bytes").get<double>(), w8.at("peak_bytes").get<double>());
   // Half the micro-batch halves the activation term and nothing else.
   const auto half = project({"--preset", "fast", "--micro-batch", "16"});
-  EXPECT_DOUBLE_EQ(half.at("terms").at("activations").get<double>() * 2, t8.at("activations").get<double>());
+  EXPECT_DOUBLE_EQ(half.at("terms").at("activations").get<double>() * 2,
+                   t8.at("activations").get<double>());
   EXPECT_DOUBLE_EQ(half.at("terms").at("grads").get<double>(), t8.at("grads").get<double>());
 }
 
 TEST_F(PresetsProject, BadRequestsExit2) {
-  const auto code = [&](std::vector<std::string> args) { return test::run_speedgate(args, dir_).code; };
+  const auto code = [&](std::vector<std::string> args) {
+    return test::run_speedgate(args, dir_).code;
+  };
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--preset", "no_such_budget"}), 2);
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--config", "NOT_EVALUATED=1"}), 2);
   EXPECT_EQ(code({"presets", "project", "--db", "c.db"}), 2);  // neither --preset nor --config
-  EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--preset", "fast", "--zero-stage", "4"}), 2);
+  EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--preset", "fast", "--zero-stage", "4"}),
+            2);
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--preset", "fast", "--config", "A=1"}), 2);
   EXPECT_EQ(code({"presets", "project", "--db", "missing.db", "--preset", "fast"}), 2);
-  EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--campaign", "99", "--preset", "fast"}), 2);
+  EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--campaign", "99", "--preset", "fast"}),
+            2);
   EXPECT_FALSE(fs::exists(dir_ + "/missing.db"));
-  auto r = test::run_speedgate({"presets", "project", "--db", "c.db", "--preset", "no_such_budget"}, dir_);
+  auto r = test::run_speedgate({"presets", "project", "--db", "c.db", "--preset", "no_such_budget"},
+                               dir_);
   EXPECT_NE(r.err.find("no_such_budget"), std::string::npos) << r.err;
 }
 

@@ -10,7 +10,8 @@ namespace sg::agent {
 namespace {
 
 Manifest manifest() {
-  auto text = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json");
+  auto text =
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json");
   return parse_manifest_text(text.value());
 }
 
@@ -67,7 +68,8 @@ TEST(PresetFile, DefaultValuesAreAllowedEvenForUnavailableSwitches) {
 }
 
 TEST(PresetFile, ErrorsNameTheLineAndTheProblem) {
-  EXPECT_NE(first_error("SG_A=1\nSG_FOO=1\n").find("line 2: unknown switch SG_FOO"), std::string::npos);
+  EXPECT_NE(first_error("SG_A=1\nSG_FOO=1\n").find("line 2: unknown switch SG_FOO"),
+            std::string::npos);
   EXPECT_NE(first_error("SG_A=1\nSG_A=1\n").find("duplicate switch SG_A"), std::string::npos);
   EXPECT_NE(first_error("SG_W=99\n").find("outside its domain"), std::string::npos);
   EXPECT_NE(first_error("SG_A=2\n").find("outside its domain"), std::string::npos);
@@ -90,9 +92,12 @@ TEST(PresetFile, ShellMetacharactersAreNeverValues) {
 TEST(PresetFile, BinaryAndHugeInputRejected) {
   EXPECT_NE(first_error(std::string("SG_A=1\0\n", 8)).find("NUL"), std::string::npos);
   EXPECT_NE(first_error("SG_A=\xff\xfe\n").find("UTF-8"), std::string::npos);
-  EXPECT_NE(first_error("SG_A=" + std::string(5000, '1') + "\n").find("longer than"), std::string::npos);
-  EXPECT_NE(first_error(std::string(kMaxPresetBytes + 1, '#')).find("larger than"), std::string::npos);
-  EXPECT_TRUE(parse_preset("# caf\xc3\xa9\nSG_A=1\n", manifest()).ok()) << "UTF-8 comments are fine";
+  EXPECT_NE(first_error("SG_A=" + std::string(5000, '1') + "\n").find("longer than"),
+            std::string::npos);
+  EXPECT_NE(first_error(std::string(kMaxPresetBytes + 1, '#')).find("larger than"),
+            std::string::npos);
+  EXPECT_TRUE(parse_preset("# caf\xc3\xa9\nSG_A=1\n", manifest()).ok())
+      << "UTF-8 comments are fine";
 }
 
 TEST(PresetFile, RenderRoundTrips) {
@@ -116,7 +121,9 @@ TEST(Manifest, RejectsBadFieldsByName) {
   };
   EXPECT_NE(bad("not json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(bad("{\"protocol\": 2}").find("protocol"), std::string::npos);
-  std::string base = read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value();
+  std::string base =
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json")
+          .value();
   auto j = nlohmann::json::parse(base);
   j["switches"][0]["type"] = "float";
   EXPECT_NE(bad(j.dump()).find("switches[0].type"), std::string::npos);
@@ -146,10 +153,14 @@ TEST(Manifest, WrongTypesAndHugeIntegersNameTheField) {
       return std::string(e.what());
     }
   };
-  const auto base = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
+  const auto base = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json")
+          .value());
   auto j = base;
   j["workloads"][0]["sizes"][0]["default_micro_batch"] = "x";
-  EXPECT_NE(bad(j).find("workloads[0].sizes[0].default_micro_batch: not an integer"), std::string::npos) << bad(j);
+  EXPECT_NE(bad(j).find("workloads[0].sizes[0].default_micro_batch: not an integer"),
+            std::string::npos)
+      << bad(j);
   j = base;
   j["workloads"][0]["sizes"][0]["default_micro_batch"] = 1e30;
   EXPECT_NE(bad(j).find("default_micro_batch: not an integer"), std::string::npos) << bad(j);
@@ -174,7 +185,9 @@ TEST(Manifest, WrongTypesAndHugeIntegersNameTheField) {
 }
 
 TEST(Manifest, NonDeterministicSwitchIsNotBitwise) {
-  auto j = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json").value());
+  auto j = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/recorded_manifest.json")
+          .value());
   j["switches"][0]["deterministic"] = false;
   Manifest m = parse_manifest(j);
   EXPECT_FALSE(m.find_switch("A")->bitwise());
@@ -190,7 +203,8 @@ TEST(Config, RequiresAreClosedAndValidated) {
   EXPECT_EQ(validate_config(c, m), "");
   Config conflict = config_from_key("A=0,C=1");
   EXPECT_FALSE(close_requires(conflict, m));
-  EXPECT_EQ(config_env(config_from_key("W=2"), m), (std::vector<std::pair<std::string, std::string>>{{"SG_W", "2"}}));
+  EXPECT_EQ(config_env(config_from_key("W=2"), m),
+            (std::vector<std::pair<std::string, std::string>>{{"SG_W", "2"}}));
 }
 
 }  // namespace

@@ -54,15 +54,15 @@ TEST_F(H200Db, OneHeadlinePerPresetAndSwitchesExplained) {
   EXPECT_NE(fast.find("# speedgate preset 'fast' for NVIDIA H200 GPUs with 141.00 GiB"),
             std::string::npos)
       << fast;
-  EXPECT_NE(
-      fast.find(
-          "# speedup: 3.927x ± 0.128 (half-range, no interval) (paired finals at the target micro-batch "
-          "32, 3 rounds)"),
-      std::string::npos)
+  EXPECT_NE(fast.find("# speedup: 3.927x ± 0.128 (half-range, no interval) (paired finals at the "
+                      "target micro-batch "
+                      "32, 3 rounds)"),
+            std::string::npos)
       << fast;
   EXPECT_NE(fast.find("# campaign speedup: 3.601x"), std::string::npos) << fast;
   EXPECT_NE(md.find("| `fast.env` | 141.00 GiB | `"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 3.927x ± 0.128 (half-range, no interval) | paired finals at the target micro-batch 32, 3 rounds |"),
+  EXPECT_NE(md.find("| 3.927x ± 0.128 (half-range, no interval) | paired finals at the target "
+                    "micro-batch 32, 3 rounds |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("Measured on **NVIDIA H200**"), std::string::npos) << md;
@@ -73,7 +73,8 @@ TEST_F(H200Db, OneHeadlinePerPresetAndSwitchesExplained) {
   // This campaign measured TEXT_CACHE only inside combinations; FUSED_QK_NORM alone (with
   // its kernel variant) at 1.029x.
   EXPECT_NE(md.find("bitwise (speed) | yes | not measured alone |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 1.029x ± 0.000 (half-range, no interval) (`FUSED_QK_NORM=1,KERNEL_QKNORM=threads=128;vec=4`, 4 steps, "
+  EXPECT_NE(md.find("| 1.029x ± 0.000 (half-range, no interval) "
+                    "(`FUSED_QK_NORM=1,KERNEL_QKNORM=threads=128;vec=4`, 4 steps, "
                     "evaluation "),
             std::string::npos)
       << md;
@@ -105,17 +106,20 @@ TEST_F(H200Db, ThePresetsReadmeSaysWhatEachPresetCarries) {
   // No switch of the seventh campaign's presets was accepted alone with an interval: each
   // is listed as carried with its own figure (a verdict at 8, a half-range, or none).
   EXPECT_NE(section.find("- **fast.env**: proven alone: none."), std::string::npos) << section;
-  EXPECT_NE(section.find("  - carried: `FUSED_ADALN=1` (speed): own gain slower: "), std::string::npos)
+  EXPECT_NE(section.find("  - carried: `FUSED_ADALN=1` (speed): own gain slower: "),
+            std::string::npos)
       << section;
-  EXPECT_NE(section.find("  - carried: `FUSED_QK_NORM=1` (speed): own gain 1.029x ± 0.000 (half-range, no "
-                         "interval)"),
+  EXPECT_NE(section.find(
+                "  - carried: `FUSED_QK_NORM=1` (speed): own gain 1.029x ± 0.000 (half-range, no "
+                "interval)"),
             std::string::npos)
       << section;
   EXPECT_NE(section.find("  - carried: `CKPT_LAYERS=8` (memory): own gain not measured alone"),
             std::string::npos)
       << section;
-  EXPECT_NE(section.find("  - carried: `KERNEL_ROPE=threads=128,vec=2`: a kernel family's parameters"),
-            std::string::npos)
+  EXPECT_NE(
+      section.find("  - carried: `KERNEL_ROPE=threads=128,vec=2`: a kernel family's parameters"),
+      std::string::npos)
       << section;
   EXPECT_NE(section.find("- **fast_80gb.env**: proven alone: none."), std::string::npos) << section;
   // That campaign predates the rounding band: its tolerance switches say the seed band.

@@ -9,8 +9,8 @@
 #include "agent/protocol/config.hpp"
 #include "agent/runner/describe.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -25,10 +25,38 @@ std::string lm_trainer() {
 TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
   if (!fs::exists(lm_trainer())) GTEST_SKIP() << lm_trainer() << " not built";
   std::string dir = test::make_temp_dir("real_lm");
-  auto r = test::run_speedgate({"tune", "--workload", "lm", "--size", "tiny", "--db", "results/sg.db", "--trainer",
-                                lm_trainer(), "--steps", "2", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0", "--plan", "screen", "--budget-trials", "8",
-                                "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
+  auto r = test::run_speedgate({"tune",
+                                "--workload",
+                                "lm",
+                                "--size",
+                                "tiny",
+                                "--db",
+                                "results/sg.db",
+                                "--trainer",
+                                lm_trainer(),
+                                "--steps",
+                                "2",
+                                "--screen-steps",
+                                "1",
+                                "--seeds",
+                                "0,1000",
+                                "--repeats",
+                                "2",
+                                "--max-repeats",
+                                "2",
+                                "--noise-pairs",
+                                "0",
+                                "--perturb-eps",
+                                "0",
+                                "--plan",
+                                "screen",
+                                "--budget-trials",
+                                "8",
+                                "--target-micro-batch",
+                                "2",
+                                "--presets-out",
+                                "presets",
+                                "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -51,7 +79,8 @@ TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
       ++tried;
     }
   }
-  EXPECT_GT(tried, 0) << "the screen tried no switch (CPU: PAD_TO_8 and CKPT_LAYERS are the lm candidates)";
+  EXPECT_GT(tried, 0)
+      << "the screen tried no switch (CPU: PAD_TO_8 and CKPT_LAYERS are the lm candidates)";
   fs::remove_all(dir);
 }
 

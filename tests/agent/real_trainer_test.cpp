@@ -12,8 +12,8 @@
 #include "agent/runner/describe.hpp"
 #include "agent/runner/trial.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -23,14 +23,43 @@ namespace fs = std::filesystem;
 TEST(RealTrainer, TinyCampaignEmitsPresets) {
   if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("real");
-  auto r = test::run_speedgate({"tune", "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
-                                test::real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0", "--plan", "screen", "--budget-trials", "8",
-                                "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
+  auto r = test::run_speedgate({"tune",
+                                "--workload",
+                                "wam",
+                                "--size",
+                                "tiny",
+                                "--db",
+                                "results/sg.db",
+                                "--trainer",
+                                test::real_trainer(),
+                                "--steps",
+                                "1",
+                                "--screen-steps",
+                                "1",
+                                "--seeds",
+                                "0,1000",
+                                "--repeats",
+                                "2",
+                                "--max-repeats",
+                                "2",
+                                "--noise-pairs",
+                                "0",
+                                "--perturb-eps",
+                                "0",
+                                "--plan",
+                                "screen",
+                                "--budget-trials",
+                                "8",
+                                "--target-micro-batch",
+                                "2",
+                                "--presets-out",
+                                "presets",
+                                "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["campaign"]["deterministic"], true) << "CPU, 2 threads: the baseline must repeat bitwise";
+  EXPECT_EQ(j["campaign"]["deterministic"], true)
+      << "CPU, 2 threads: the baseline must repeat bitwise";
   EXPECT_EQ(j["trials"]["total"], 8);
   ASSERT_TRUE(j["baseline"].is_object());
   EXPECT_EQ(j["baseline"]["disposition"], "accepted");
@@ -41,13 +70,16 @@ TEST(RealTrainer, TinyCampaignEmitsPresets) {
   Manifest m = describe_trainer(test::real_trainer());
   PresetParse p = parse_preset(read_file(dir + "/presets/fast.env").value(), m);
   EXPECT_TRUE(p.ok()) << (p.errors.empty() ? "" : p.errors.front());
-  r = test::run_speedgate({"presets", "check", "presets/fast.env", "--trainer", test::real_trainer()}, dir);
+  r = test::run_speedgate(
+      {"presets", "check", "presets/fast.env", "--trainer", test::real_trainer()}, dir);
   EXPECT_EQ(r.code, 0) << r.err;
   {
     Store s(dir + "/results/sg.db", /*read_only=*/true);
-    SQLite::Statement q(raw_db(s), "SELECT COUNT(*) FROM projections WHERE measured_bytes IS NOT NULL");
+    SQLite::Statement q(raw_db(s),
+                        "SELECT COUNT(*) FROM projections WHERE measured_bytes IS NOT NULL");
     q.executeStep();
-    EXPECT_GT(q.getColumn(0).getInt(), 0) << "target micro-batch 2 was measured: its error is stored";
+    EXPECT_GT(q.getColumn(0).getInt(), 0)
+        << "target micro-batch 2 was measured: its error is stored";
   }
   fs::remove_all(dir);
 }
@@ -83,7 +115,8 @@ TEST(RealTrainer, GradientAccumulationSumBugFailsTheGate) {
 TEST(RealTrainer, InjectedOomAndNanEndAsTheirDispositions) {
   if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("realfaults");
-  for (auto [fault, want] : {std::pair{"oom", Disposition::oom}, std::pair{"nan", Disposition::nan}}) {
+  for (auto [fault, want] :
+       {std::pair{"oom", Disposition::oom}, std::pair{"nan", Disposition::nan}}) {
     test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
     TrialRequest t;
     t.trainer = test::real_trainer();

@@ -130,7 +130,8 @@ TEST(ResultCheckCampaign, LyingAndNonFiniteResultsNeverReachAPreset) {
   std::vector<std::string> args = test::fake_tune_args();
   args.insert(args.end(), {"--presets-out", "presets"});
   auto r = test::run_speedgate(
-      args, dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
+      args, dir,
+      {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", "TEXT_CACHE=1:lie_seed,SLOWER=1:nan_ok"}});
   ASSERT_TRUE(r.code == 0 || r.code == 1) << r.err;
   Store s(dir + "/sg.db", /*read_only=*/true);
   auto campaign = s.latest_campaign(false);

@@ -17,7 +17,8 @@ struct RunnerTest : ::testing::Test {
   std::string dir = test::make_temp_dir("runner");
   void TearDown() override { std::filesystem::remove_all(dir); }
 
-  TrialOutcome run(const std::string& fault, std::chrono::milliseconds deadline = std::chrono::seconds(120)) {
+  TrialOutcome run(const std::string& fault,
+                   std::chrono::milliseconds deadline = std::chrono::seconds(120)) {
     test::ScopedEnv env("FAKE_FAULT", fault);
     TrialRequest r = test::fake_trial_request(dir + "/t");
     r.deadline = deadline;
@@ -142,7 +143,8 @@ TEST_F(RunnerTest, NonExecutableTrainerIsCrashNotException) {
   TrialRequest r;
   r.trainer = dir + "/not-executable";
   write_file_atomic(r.trainer, "#!/bin/sh\nexit 0\n");
-  std::filesystem::permissions(r.trainer, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      r.trainer, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   r.dir = dir + "/t";
   TrialOutcome o = run_trial(r);
   EXPECT_EQ(o.failure, Disposition::crash);
@@ -185,7 +187,8 @@ TEST(ResultParse, RejectsWrongShapes) {
 // int (undefined behaviour), and integers past INT_MAX wrapped: a protocol of 2^32+1
 // read as 1, a seed of 2^40 as 0.
 TEST(ResultParse, IntegersAreRangeCheckedNeverWrapped) {
-  const auto ok = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
+  const auto ok = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
   ASSERT_TRUE(parse_result_text(ok.dump()).result) << parse_result_text(ok.dump()).error;
   auto j = ok;
   j["grad_accum"] = 1e30;
@@ -205,7 +208,8 @@ TEST(ResultParse, IntegersAreRangeCheckedNeverWrapped) {
 }
 
 TEST(ResultParse, PhasePeaksAreOptionalAndChecked) {
-  const auto ok = nlohmann::json::parse(read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
+  const auto ok = nlohmann::json::parse(
+      read_file(std::string(SPEEDGATE_SOURCE_DIR) + "/fuzz/corpus/result/ok.json").value());
   auto j = ok;
   j["memory"].erase("phase_peak_allocated_bytes");
   ASSERT_TRUE(parse_result_text(j.dump()).result);
@@ -218,7 +222,8 @@ TEST(ResultParse, PhasePeaksAreOptionalAndChecked) {
   j["memory"]["phase_peak_allocated_bytes"] = {{"forward", "a lot"}};
   EXPECT_NE(parse_result_text(j.dump()).error.find("phase 'forward'"), std::string::npos);
   j["memory"]["phase_peak_allocated_bytes"] = {{"forward", -1}};
-  EXPECT_NE(parse_result_text(j.dump()).error.find("phase_peak_allocated_bytes"), std::string::npos);
+  EXPECT_NE(parse_result_text(j.dump()).error.find("phase_peak_allocated_bytes"),
+            std::string::npos);
   j["memory"]["phase_peak_allocated_bytes"] = nlohmann::json::array({1, 2});
   EXPECT_NE(parse_result_text(j.dump()).error.find("not an object"), std::string::npos);
 }

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/common/files.hpp"
 #include "agent/campaign/campaign.hpp"
+#include "agent/common/files.hpp"
+#include "agent/ranking/pareto.hpp"
 #include "agent/search/finals.hpp"
 #include "agent/search/memory_points.hpp"
-#include "agent/ranking/pareto.hpp"
 #include "agent/search/replay.hpp"
 #include "agent/search/strategy.hpp"
 #include "agent/store/store.hpp"
@@ -35,16 +35,21 @@ nlohmann::json load(const std::string& name) {
 nlohmann::json row(const char* key, const char* disposition, double speedup) {
   nlohmann::json config = nlohmann::json::object();
   for (const auto& [k, v] : config_from_key(key)) config[k] = v;
-  return nlohmann::json{{"config", config}, {"steps", 4}, {"disposition", disposition}, {"speedup", speedup}};
+  return nlohmann::json{
+      {"config", config}, {"steps", 4}, {"disposition", disposition}, {"speedup", speedup}};
 }
 
 // What "stack" meets on the recorded manifest: BAD breaks the bitwise set, which is minified
 // and left out; the best is A=1,B=1,C=1,W=4 at 1.6x.
 std::vector<nlohmann::json> stack_rows() {
-  return {row("A=1,B=1,BAD=1,W=4", "gate_failed", 0), row("B=1,BAD=1,W=4", "gate_failed", 0),
-          row("BAD=1,W=4", "gate_failed", 0),         row("W=4", "accepted", 1.1),
-          row("BAD=1", "gate_failed", 0),             row("A=1,B=1,W=4", "accepted", 1.5),
-          row("A=1,B=1,C=1,W=4", "accepted", 1.6),    row("A=1,B=1,C=1,MEM=2,W=4", "accepted", 1.7),
+  return {row("A=1,B=1,BAD=1,W=4", "gate_failed", 0),
+          row("B=1,BAD=1,W=4", "gate_failed", 0),
+          row("BAD=1,W=4", "gate_failed", 0),
+          row("W=4", "accepted", 1.1),
+          row("BAD=1", "gate_failed", 0),
+          row("A=1,B=1,W=4", "accepted", 1.5),
+          row("A=1,B=1,C=1,W=4", "accepted", 1.6),
+          row("A=1,B=1,C=1,MEM=2,W=4", "accepted", 1.7),
           row("A=1,B=1,C=1,MEM=4,W=4", "accepted", 1.8)};
 }
 
@@ -54,9 +59,10 @@ nlohmann::json table(std::vector<nlohmann::json> rows) { return {{"entries", row
 // drop slower; the memory values on the pruned A=1,C=1,W=4.
 std::vector<nlohmann::json> stack_then_prune_rows() {
   auto rows = stack_rows();
-  for (auto r : {row("B=1,W=4", "accepted", 1.2), row("A=1,C=1,W=4", "accepted", 1.7), row("A=1,B=1,C=1", "accepted", 1.3),
-                 row("A=1,W=4", "accepted", 1.4), row("A=1,C=1", "accepted", 1.4),
-                 row("A=1,C=1,MEM=2,W=4", "accepted", 1.75), row("A=1,C=1,MEM=4,W=4", "accepted", 1.8)}) {
+  for (auto r : {row("B=1,W=4", "accepted", 1.2), row("A=1,C=1,W=4", "accepted", 1.7),
+                 row("A=1,B=1,C=1", "accepted", 1.3), row("A=1,W=4", "accepted", 1.4),
+                 row("A=1,C=1", "accepted", 1.4), row("A=1,C=1,MEM=2,W=4", "accepted", 1.75),
+                 row("A=1,C=1,MEM=4,W=4", "accepted", 1.8)}) {
     rows.push_back(r);
   }
   return rows;
@@ -83,7 +89,8 @@ struct SearchTest : ::testing::Test {
 
 TEST_F(SearchTest, RegistryHasEveryStrategy) {
   auto names = StrategyRegistry::instance().names();
-  for (const char* n : {"screen", "halving", "local", "greedy", "minify", "stack", "prune", "finals"}) {
+  for (const char* n :
+       {"screen", "halving", "local", "greedy", "minify", "stack", "prune", "finals"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     EXPECT_FALSE(StrategyRegistry::instance().summary(n).empty());
   }
@@ -93,7 +100,8 @@ TEST_F(SearchTest, RegistryHasEveryStrategy) {
 TEST_F(SearchTest, ScreenTriesEachAvailableSwitchAloneWithItsRequires) {
   SearchContext ctx(manifest, replay, opts());
   ctx.run_strategy("screen");
-  std::vector<Call> want = {{"A=1", 1}, {"B=1", 1}, {"A=1,C=1", 1}, {"BAD=1", 1}, {"MEM=2", 1}, {"W=1", 1}};
+  std::vector<Call> want = {{"A=1", 1},   {"B=1", 1},   {"A=1,C=1", 1},
+                            {"BAD=1", 1}, {"MEM=2", 1}, {"W=1", 1}};
   EXPECT_EQ(replay.calls(), want);  // U is unavailable: never tried
   EXPECT_EQ(config_key(ctx.screened.at("C")), "A=1,C=1");
 }
@@ -139,10 +147,10 @@ TEST_F(SearchTest, GreedyCombinesInOrderOfGainAndMinifiesFailures) {
   SearchContext ctx(manifest, replay, opts());
   for (const char* s : {"screen", "halving", "local", "greedy"}) ctx.run_strategy(s);
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,C=1");
-  EXPECT_TRUE(called("A=1,C=1,W=4", 4));   // re-gated: failed
+  EXPECT_TRUE(called("A=1,C=1,W=4", 4));  // re-gated: failed
   ASSERT_EQ(ctx.conflicts.size(), 1u);    // the minifier isolated the pair
   EXPECT_EQ(config_key(ctx.conflicts[0]), "A=1,W=4");
-  EXPECT_TRUE(called("A=1,C=1,MEM=2", 4)); // memory trade-off on top of the best
+  EXPECT_TRUE(called("A=1,C=1,MEM=2", 4));  // memory trade-off on top of the best
 }
 
 TEST_F(SearchTest, MinifierIsolatesTheBreakingPair) {
@@ -156,9 +164,11 @@ TEST_F(SearchTest, MinifierIsolatesTheBreakingPair) {
 }
 
 TEST_F(SearchTest, MinifierIsolatesASingleSwitch) {
-  nlohmann::json t = {{"entries", {{{"config", {{"BAD", "1"}, {"B", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
-                                   {{"config", {{"BAD", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
-                                   {{"config", {{"B", "1"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.1}}}}};
+  nlohmann::json t = {
+      {"entries",
+       {{{"config", {{"BAD", "1"}, {"B", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
+        {{"config", {{"BAD", "1"}}}, {"steps", 4}, {"disposition", "gate_failed"}},
+        {{"config", {{"B", "1"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.1}}}}};
   ReplayEvaluator r(t);
   SearchContext ctx(manifest, r, opts());
   ctx.pending_minify.push_back(config_from_key("B=1,BAD=1"));
@@ -173,9 +183,14 @@ TEST_F(SearchTest, StackCombinesMinifiesThenAddsMemoryValues) {
   ReplayEvaluator r(table(stack_rows()));
   SearchContext ctx(manifest, r, opts());
   ctx.run_strategy("stack");
-  std::vector<Call> want = {{"A=1,B=1,BAD=1,W=4", 4}, {"B=1,BAD=1,W=4", 4}, {"BAD=1,W=4", 4},
-                            {"W=4", 4},               {"BAD=1", 4},         {"A=1,B=1,W=4", 4},
-                            {"A=1,B=1,C=1,W=4", 4},   {"A=1,B=1,C=1,MEM=2,W=4", 4},
+  std::vector<Call> want = {{"A=1,B=1,BAD=1,W=4", 4},
+                            {"B=1,BAD=1,W=4", 4},
+                            {"BAD=1,W=4", 4},
+                            {"W=4", 4},
+                            {"BAD=1", 4},
+                            {"A=1,B=1,W=4", 4},
+                            {"A=1,B=1,C=1,W=4", 4},
+                            {"A=1,B=1,C=1,MEM=2,W=4", 4},
                             {"A=1,B=1,C=1,MEM=4,W=4", 4}};
   EXPECT_EQ(r.calls(), want);  // U is unavailable: never in a combination
   ASSERT_EQ(ctx.conflicts.size(), 1u);
@@ -185,12 +200,19 @@ TEST_F(SearchTest, StackCombinesMinifiesThenAddsMemoryValues) {
 
 TEST_F(SearchTest, StackKeepsTheBitwiseSetWhenToleranceGainsNothing) {
   nlohmann::json t = {{"entries",
-                       {{{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"W", "4"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.5}},
-                        {{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"C", "1"}, {"W", "4"}}}, {"steps", 4}, {"disposition", "accepted"}, {"speedup", 1.51}}}}};
+                       {{{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"W", "4"}}},
+                         {"steps", 4},
+                         {"disposition", "accepted"},
+                         {"speedup", 1.5}},
+                        {{"config", {{"A", "1"}, {"B", "1"}, {"BAD", "1"}, {"C", "1"}, {"W", "4"}}},
+                         {"steps", 4},
+                         {"disposition", "accepted"},
+                         {"speedup", 1.51}}}}};
   ReplayEvaluator r(t);
   SearchContext ctx(manifest, r, opts());
   ctx.run_strategy("stack");
-  EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,BAD=1,W=4");  // +0.7 % is below the noise threshold
+  EXPECT_EQ(config_key(ctx.best_combination),
+            "A=1,B=1,BAD=1,W=4");  // +0.7 % is below the noise threshold
 }
 
 // "prune" after "stack": drops B (the stack is faster without it), then stops: every other
@@ -203,11 +225,13 @@ TEST_F(SearchTest, PruneAfterStackDropsTheMemberThatMakesItSlower) {
   ctx.run_strategy("stack");
   const std::size_t after_stack = r.calls().size();
   ctx.run_strategy("prune");
-  std::vector<Call> pruning(r.calls().begin() + static_cast<std::ptrdiff_t>(after_stack), r.calls().end());
-  std::vector<Call> want = {{"B=1,W=4", 4}, {"A=1,C=1,W=4", 4}, {"A=1,B=1,C=1", 4},   // round 1 (A=1,B=1,W=4 known)
-                            {"A=1,C=1,W=4", 4},                                      // the drop taken, probed
-                            {"A=1,W=4", 4}, {"A=1,C=1", 4},                          // round 2 (W=4 known)
-                            {"A=1,C=1,MEM=2,W=4", 4}, {"A=1,C=1,MEM=4,W=4", 4}};     // frontier points
+  std::vector<Call> pruning(r.calls().begin() + static_cast<std::ptrdiff_t>(after_stack),
+                            r.calls().end());
+  std::vector<Call> want = {{"B=1,W=4", 4},           {"A=1,C=1,W=4", 4},
+                            {"A=1,B=1,C=1", 4},  // round 1 (A=1,B=1,W=4 known)
+                            {"A=1,C=1,W=4", 4},  // the drop taken, probed
+                            {"A=1,W=4", 4},           {"A=1,C=1", 4},  // round 2 (W=4 known)
+                            {"A=1,C=1,MEM=2,W=4", 4}, {"A=1,C=1,MEM=4,W=4", 4}};  // frontier points
   EXPECT_EQ(pruning, want);
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,C=1,W=4");
 }
@@ -242,8 +266,8 @@ TEST_F(SearchTest, PruneKeepsEveryMemberThatHelps) {
   SearchContext ctx(manifest, r, opts());
   ctx.best_combination = config_from_key("A=1,B=1,W=4");
   ctx.run_strategy("prune");
-  std::vector<Call> want = {{"A=1,B=1,W=4", 4}, {"B=1,W=4", 4}, {"A=1,W=4", 4}, {"A=1,B=1", 4},
-                            {"A=1,B=1,MEM=2,W=4", 4}, {"A=1,B=1,MEM=4,W=4", 4}};
+  std::vector<Call> want = {{"A=1,B=1,W=4", 4}, {"B=1,W=4", 4},           {"A=1,W=4", 4},
+                            {"A=1,B=1", 4},     {"A=1,B=1,MEM=2,W=4", 4}, {"A=1,B=1,MEM=4,W=4", 4}};
   EXPECT_EQ(r.calls(), want);  // one round: -6.7 % at best is slower beyond noise
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1,W=4");
 }
@@ -275,23 +299,26 @@ TEST_F(SearchTest, PruneDropsEveryHarmlessMemberAtOnce) {
   ctx.run_strategy("prune");
   EXPECT_EQ(config_key(ctx.best_combination), "W=4");
   EXPECT_TRUE(called_in(r, "W=4", 4));
-  for (const auto& [key, steps] : r.calls()) EXPECT_NE(key, "") << "no second round (it would try the baseline)";
+  for (const auto& [key, steps] : r.calls())
+    EXPECT_NE(key, "") << "no second round (it would try the baseline)";
 }
 
 // When all the harmless drops at once are slower, the single best drop is taken and
 // rounds go on; with --prune-rounds 1 pruning ends there (the noisy re-measuring of a
 // second round is not paid for) and the memory values go on what was kept.
 TEST_F(SearchTest, PruneFallsBackToOneDropWhenTheHarmlessTogetherAreSlower) {
-  const nlohmann::json rows = table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.49),
-                                     row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.2),
-                                     row("W=4", "accepted", 1.3), row("B=1", "accepted", 1.1)});
+  const nlohmann::json rows =
+      table({row("A=1,B=1,W=4", "accepted", 1.5), row("B=1,W=4", "accepted", 1.49),
+             row("A=1,W=4", "accepted", 1.48), row("A=1,B=1", "accepted", 1.2),
+             row("W=4", "accepted", 1.3), row("B=1", "accepted", 1.1)});
   for (int rounds : {0, 1}) {
     ReplayEvaluator r(rows);
     SearchOptions o = opts();
     o.prune_rounds = rounds;
     const SearchContext ctx = pruned_from(r, "A=1,B=1,W=4", o);
     EXPECT_EQ(config_key(ctx.best_combination), "B=1,W=4") << rounds;
-    EXPECT_EQ(called_in(r, "B=1", 4), rounds == 0) << "a second round on B=1,W=4 unless --prune-rounds 1";
+    EXPECT_EQ(called_in(r, "B=1", 4), rounds == 0)
+        << "a second round on B=1,W=4 unless --prune-rounds 1";
     EXPECT_TRUE(called_in(r, "B=1,MEM=2,W=4", 4)) << rounds;
   }
 }
@@ -315,7 +342,8 @@ TEST_F(SearchTest, PruneProbesOnlyTheDropItTakes) {
     ASSERT_NE(e, nullptr) << left;
     EXPECT_FALSE(e->memory_probed()) << left;
   }
-  EXPECT_TRUE(ctx.find(config_from_key("A=1,C=1,MEM=2,W=4"), 4)->memory_probed()) << "memory points are probed";
+  EXPECT_TRUE(ctx.find(config_from_key("A=1,C=1,MEM=2,W=4"), 4)->memory_probed())
+      << "memory points are probed";
   // Asking for a probed evaluation of one made without the probe evaluates it again, once.
   const std::size_t before = r.calls().size();
   EXPECT_TRUE(ctx.evaluate(config_from_key("A=1,W=4"), 4, "test").memory_probed());
@@ -335,14 +363,16 @@ TEST_F(SearchTest, PruneComparesDropsAtTheTargetWhereTheProbesRunThere) {
     r["projected_peak_bytes"] = 50.0;
     return r;
   };
-  const auto rows = table({at("A=1,B=1,W=4", 1.5, 2.0), at("A=1,W=4", 1.55, 1.7), at("B=1,W=4", 1.1, 1.2),
-                           at("A=1,B=1", 1.3, 2.0), at("B=1", 1.0, 1.1), at("A=1", 1.2, 1.5)});
+  const auto rows =
+      table({at("A=1,B=1,W=4", 1.5, 2.0), at("A=1,W=4", 1.55, 1.7), at("B=1,W=4", 1.1, 1.2),
+             at("A=1,B=1", 1.3, 2.0), at("B=1", 1.0, 1.1), at("A=1", 1.2, 1.5)});
   ReplayEvaluator r(rows);
   SearchOptions o = opts();
   o.rank_at_target = true;
   const SearchContext ctx = pruned_from(r, "A=1,B=1,W=4", o);
   EXPECT_EQ(config_key(ctx.best_combination), "A=1,B=1") << "W dropped: free at the target";
-  EXPECT_TRUE(ctx.find(config_from_key("A=1,B=1"), 4)->paired()) << "the drop taken, evaluated in full";
+  EXPECT_TRUE(ctx.find(config_from_key("A=1,B=1"), 4)->paired())
+      << "the drop taken, evaluated in full";
   EXPECT_FALSE(ctx.find(config_from_key("A=1,W=4"), 4)->paired()) << "a drop left behind";
   EXPECT_TRUE(ctx.find(config_from_key("A=1,W=4"), 4)->memory_probed());
 
@@ -355,17 +385,25 @@ TEST_F(SearchTest, PruneComparesDropsAtTheTargetWhereTheProbesRunThere) {
 // (OFFLOAD, a memory switch, requires B=1).
 TEST_F(SearchTest, PruneLeavesMemorySwitchesAndWhatTheyNeed) {
   nlohmann::json raw = load("recorded_manifest.json");
-  raw["switches"].push_back({{"name", "OFFLOAD"}, {"env", "SG_OFFLOAD"}, {"type", "bool"}, {"values", nlohmann::json::array({"0", "1"})},
-                             {"default", "0"}, {"requires", nlohmann::json::array({"B=1"})}, {"identity", "bitwise"}, {"effect", "memory"},
+  raw["switches"].push_back({{"name", "OFFLOAD"},
+                             {"env", "SG_OFFLOAD"},
+                             {"type", "bool"},
+                             {"values", nlohmann::json::array({"0", "1"})},
+                             {"default", "0"},
+                             {"requires", nlohmann::json::array({"B=1"})},
+                             {"identity", "bitwise"},
+                             {"effect", "memory"},
                              {"available", true}});
   const Manifest with_offload = parse_manifest(raw);
-  ReplayEvaluator r(table({row("A=1,B=1,MEM=2,OFFLOAD=1", "accepted", 1.3), row("B=1,MEM=2,OFFLOAD=1", "accepted", 1.35)}));
+  ReplayEvaluator r(table({row("A=1,B=1,MEM=2,OFFLOAD=1", "accepted", 1.3),
+                           row("B=1,MEM=2,OFFLOAD=1", "accepted", 1.35)}));
   SearchContext ctx(with_offload, r, opts());
   ctx.best_combination = config_from_key("A=1,B=1,MEM=2,OFFLOAD=1");
   ctx.run_strategy("prune");
-  std::vector<Call> want = {{"A=1,B=1,MEM=2,OFFLOAD=1", 4}, {"B=1,MEM=2,OFFLOAD=1", 4},  // A dropped; B must stay
-                            {"B=1,MEM=2,OFFLOAD=1", 4},                                 // the drop taken, probed
-                            {"B=1,MEM=4,OFFLOAD=1", 4}};                                // the other MEM value
+  std::vector<Call> want = {{"A=1,B=1,MEM=2,OFFLOAD=1", 4},
+                            {"B=1,MEM=2,OFFLOAD=1", 4},   // A dropped; B must stay
+                            {"B=1,MEM=2,OFFLOAD=1", 4},   // the drop taken, probed
+                            {"B=1,MEM=4,OFFLOAD=1", 4}};  // the other MEM value
   EXPECT_EQ(r.calls(), want);
   EXPECT_EQ(config_key(ctx.best_combination), "B=1,MEM=2,OFFLOAD=1");
 }
@@ -400,14 +438,15 @@ struct MemoryCliffTest : SearchTest {
 // so 14 is tried, fits, and the line then points at 14 itself: one evaluation, none for the
 // budget that 8 and 16 both fit.
 TEST_F(MemoryCliffTest, InterpolatesTheProjectionsToTheBudget) {
-  ReplayEvaluator r(table({point("A=1,MEM=4", 128, 3.3), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3),
-                           point("A=1,MEM=14", 75, 3.4)}));
+  ReplayEvaluator r(table({point("A=1,MEM=4", 128, 3.3), point("A=1,MEM=8", 116.5, 3.6),
+                           point("A=1,MEM=16", 61.8, 3.3), point("A=1,MEM=14", 75, 3.4)}));
   SearchOptions o = opts();
   o.budget_bytes = {141 * kGiB, 80 * kGiB};
   const Manifest m = dial();
   SearchContext ctx(m, r, o);
   evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
-  const std::vector<Call> want = {{"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=14", 4}};
+  const std::vector<Call> want = {
+      {"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=14", 4}};
   EXPECT_EQ(points_called(r), want);
   const Evaluation* fourteen = ctx.find(config_from_key("A=1,MEM=14"), 4);
   ASSERT_NE(fourteen, nullptr);
@@ -418,24 +457,27 @@ TEST_F(MemoryCliffTest, InterpolatesTheProjectionsToTheBudget) {
 // target micro-batch (no target speedup), 8's did: halfway, 6 runs there, then 5 does not.
 TEST_F(MemoryCliffTest, BisectsWhereTheProbeAtTheTargetStopsFitting) {
   const double none = std::nan("");
-  ReplayEvaluator r(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3),
-                           point("A=1,MEM=6", 122, 3.7), point("A=1,MEM=5", 125, none)}));
+  ReplayEvaluator r(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6),
+                           point("A=1,MEM=16", 61.8, 3.3), point("A=1,MEM=6", 122, 3.7),
+                           point("A=1,MEM=5", 125, none)}));
   SearchOptions o = opts();
   o.budget_bytes = {141 * kGiB};
   o.rank_at_target = true;
   const Manifest m = dial();
   SearchContext ctx(m, r, o);
   evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
-  const std::vector<Call> want = {{"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=6", 4},
-                                  {"A=1,MEM=5", 4}};
+  const std::vector<Call> want = {
+      {"A=1,MEM=4", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=6", 4}, {"A=1,MEM=5", 4}};
   EXPECT_EQ(points_called(r), want) << "two steps per budget, then it stops";
 
-  ReplayEvaluator fresh(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6), point("A=1,MEM=16", 61.8, 3.3)}));
+  ReplayEvaluator fresh(table({point("A=1,MEM=4", 128, none), point("A=1,MEM=8", 116.5, 3.6),
+                               point("A=1,MEM=16", 61.8, 3.3)}));
   SearchOptions p = o;
   p.rank_at_target = false;
   SearchContext by_budget(m, fresh, p);
   evaluate_memory_points(by_budget, config_from_key("A=1"), "prune");
-  EXPECT_EQ(points_called(fresh).size(), 3u) << "without ranking at the target, all three fit: no cliff";
+  EXPECT_EQ(points_called(fresh).size(), 3u)
+      << "without ranking at the target, all three fit: no cliff";
 }
 
 // Points that failed for another reason (a gate failure) make no cliff, and without budgets
@@ -464,12 +506,14 @@ TEST_F(MemoryCliffTest, HalvesAnOutOfMemoryGapAtMostTwicePerBudget) {
   for (auto& sw : m.switches) {
     if (sw.name == "MEM") sw.values = {"-1", "0", "16"};
   }
-  ReplayEvaluator r(table({oom, point("A=1,MEM=16", 60, 3.0), row("A=1,MEM=8", "oom", 0), point("A=1,MEM=12", 70, 3.1)}));
+  ReplayEvaluator r(table({oom, point("A=1,MEM=16", 60, 3.0), row("A=1,MEM=8", "oom", 0),
+                           point("A=1,MEM=12", 70, 3.1)}));
   SearchOptions o = opts();
   o.budget_bytes = {141 * kGiB};
   SearchContext ctx(m, r, o);
   evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
-  const std::vector<Call> want = {{"A=1,MEM=0", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=12", 4}};
+  const std::vector<Call> want = {
+      {"A=1,MEM=0", 4}, {"A=1,MEM=16", 4}, {"A=1,MEM=8", 4}, {"A=1,MEM=12", 4}};
   EXPECT_EQ(points_called(r), want);
 }
 
@@ -478,9 +522,16 @@ TEST_F(MemoryCliffTest, HalvesAnOutOfMemoryGapAtMostTwicePerBudget) {
 // and the pruned 256 the line toward 100 GiB is followed downward (rounded toward 16).
 TEST_F(MemoryCliffTest, FollowsADialThatGrowsMemoryAndNeedsAnotherSwitch) {
   nlohmann::json raw = load("recorded_manifest.json");
-  raw["switches"].push_back({{"name", "CACHE"}, {"env", "SG_CACHE"}, {"type", "int"}, {"min", 1}, {"max", 1024},
-                             {"values", nlohmann::json::array({"16", "64", "256"})}, {"default", "64"},
-                             {"requires", nlohmann::json::array({"B=1"})}, {"identity", "bitwise"}, {"effect", "memory"},
+  raw["switches"].push_back({{"name", "CACHE"},
+                             {"env", "SG_CACHE"},
+                             {"type", "int"},
+                             {"min", 1},
+                             {"max", 1024},
+                             {"values", nlohmann::json::array({"16", "64", "256"})},
+                             {"default", "64"},
+                             {"requires", nlohmann::json::array({"B=1"})},
+                             {"identity", "bitwise"},
+                             {"effect", "memory"},
                              {"available", true}});
   Manifest m = parse_manifest(raw);
   for (auto& sw : m.switches) {
@@ -493,7 +544,8 @@ TEST_F(MemoryCliffTest, FollowsADialThatGrowsMemoryAndNeedsAnotherSwitch) {
   SearchOptions o = opts();
   o.budget_bytes = {100 * kGiB};
   SearchContext ctx(m, r, o);
-  ctx.evaluate(config_from_key("A=1"), 4, "stack");  // the combination itself: CACHE at its default 64
+  ctx.evaluate(config_from_key("A=1"), 4,
+               "stack");  // the combination itself: CACHE at its default 64
   evaluate_memory_points(ctx, config_from_key("A=1"), "prune");
   // 64 (40 GiB) fits, 256 (160 GiB) is pruned: 64 + (100 - 40) / (160 - 40) * 192 = 160.
   const Call searched{"A=1,B=1,CACHE=160", 4};
@@ -529,7 +581,7 @@ TEST_F(SearchTest, BudgetStopsTheSearch) {
 }
 
 TEST(Pareto, FrontierAndBudgetPick) {
-  std::vector<FrontierPoint> pts = {{1, 1.0, 90, 0}, {2, 1.4, 90, 2}, {3, 1.3, 90, 1},
+  std::vector<FrontierPoint> pts = {{1, 1.0, 90, 0}, {2, 1.4, 90, 2},  {3, 1.3, 90, 1},
                                     {4, 0.9, 50, 1}, {5, 0.85, 30, 1}, {6, 1.26, 50, 3}};
   std::vector<std::int64_t> ids;
   for (auto i : pareto_frontier(pts)) ids.push_back(pts[i].id);
@@ -562,7 +614,8 @@ TEST(Pareto, TieGoesToFewerSwitches) {
 // Finals pick the ranking's tier before its speedup: a budget's paired finalists and its
 // baseline (tier 1) outrank a configuration whose unpaired probe looked faster.
 TEST(Pareto, HigherTierWinsBeforeSpeedup) {
-  std::vector<FrontierPoint> pts = {{1, 1.0, 50, 0, 1}, {2, 1.3, 50, 2, 1}, {3, 1.6, 50, 2, 0}, {4, 1.4, 90, 1, 1}};
+  std::vector<FrontierPoint> pts = {
+      {1, 1.0, 50, 0, 1}, {2, 1.3, 50, 2, 1}, {3, 1.6, 50, 2, 0}, {4, 1.4, 90, 1, 1}};
   EXPECT_EQ(pts[*pick_for_budget(pts, 60)].id, 2);
   EXPECT_EQ(pts[*pick_for_budget(pts, 100)].id, 4);
   pts[1].speedup = 0.9;  // a finalist slower than the baseline at the target: the baseline
@@ -575,7 +628,8 @@ TEST(Pareto, HigherTierWinsBeforeSpeedup) {
 
 namespace {
 
-EvaluationRow accepted_row(std::int64_t id, const std::string& key, double speedup, double peak, int steps = 8) {
+EvaluationRow accepted_row(std::int64_t id, const std::string& key, double speedup, double peak,
+                           int steps = 8) {
   EvaluationRow e;
   e.id = id;
   e.config_key = key;
@@ -595,16 +649,18 @@ std::vector<std::int64_t> ids_of(const BudgetFinalists& f) {
 }  // namespace
 
 TEST(Finals, EachBudgetsLeadersByRankThatFitItNotTheBaseline) {
-  std::vector<EvaluationRow> evals = {accepted_row(1, "", 1.0, 50), accepted_row(2, "A=1", 1.5, 90),
-                                      accepted_row(3, "A=1,C=2", 1.2, 40), accepted_row(4, "B=1", 1.3, 70),
-                                      accepted_row(5, "A=1,B=1", 1.9, 120), accepted_row(6, "D=1", 2.5, 30, 4),
-                                      accepted_row(7, "E=1", 1.25, 40)};
+  std::vector<EvaluationRow> evals = {
+      accepted_row(1, "", 1.0, 50),         accepted_row(2, "A=1", 1.5, 90),
+      accepted_row(3, "A=1,C=2", 1.2, 40),  accepted_row(4, "B=1", 1.3, 70),
+      accepted_row(5, "A=1,B=1", 1.9, 120), accepted_row(6, "D=1", 2.5, 30, 4),
+      accepted_row(7, "E=1", 1.25, 40)};
   evals.push_back(accepted_row(8, "F=1", 3.0, 30));
   evals.back().disposition = Disposition::slower;
   std::map<std::int64_t, TargetRank> ranks;
   for (const auto& e : evals) ranks[e.id].speedup = e.speedup;
   ranks[7].speedup = 1.35;  // ranked by its probe above its campaign speedup
-  const auto chosen = choose_finalists(evals, ranks, {{"big", 141}, {"small", 80}, {"tiny", 10}}, 8, 2, false);
+  const auto chosen =
+      choose_finalists(evals, ranks, {{"big", 141}, {"small", 80}, {"tiny", 10}}, 8, 2, false);
   ASSERT_EQ(chosen.size(), 3u);
   EXPECT_EQ(ids_of(chosen[0]), (std::vector<std::int64_t>{5, 2}));
   EXPECT_EQ(ids_of(chosen[1]), (std::vector<std::int64_t>{7, 4}));
@@ -615,7 +671,8 @@ TEST(Finals, EachBudgetsLeadersByRankThatFitItNotTheBaseline) {
 
 TEST(Finals, WithProbesOnlyWhatRanAtTheTargetAndNoneWhenTheLeaderDidNot) {
   std::vector<EvaluationRow> evals = {accepted_row(1, "", 1.0, 50), accepted_row(2, "A=1", 1.5, 70),
-                                      accepted_row(3, "B=1", 1.4, 70), accepted_row(4, "C=1", 1.3, 70),
+                                      accepted_row(3, "B=1", 1.4, 70),
+                                      accepted_row(4, "C=1", 1.3, 70),
                                       accepted_row(5, "D=1", 1.8, 120)};
   std::map<std::int64_t, TargetRank> ranks;
   for (const auto& e : evals) ranks[e.id] = {e.speedup, 0, TargetRank::Basis::probe, 0, 32};
@@ -654,7 +711,8 @@ TEST(Replay, FromAStoredCampaign) {
     Evaluation got = r.evaluate(config_from_key("A=1"), 4, "test", Measure::full);
     EXPECT_EQ(got.disposition, Disposition::accepted);
     EXPECT_DOUBLE_EQ(got.speedup, 1.25);
-    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test", Measure::full).disposition, Disposition::crash);
+    EXPECT_EQ(r.evaluate(config_from_key("B=1"), 4, "test", Measure::full).disposition,
+              Disposition::crash);
   }
   std::filesystem::remove_all(dir);
 }

@@ -9,13 +9,13 @@
 #include <map>
 #include <string>
 
-#include <boost/process.hpp>
-#include <gtest/gtest.h>
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <boost/process.hpp>
 
 #include "agent/common/files.hpp"
-#include "benchmarks/http_get.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "benchmarks/http_get.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {
@@ -26,7 +26,8 @@ namespace fs = std::filesystem;
 
 std::map<std::string, std::string> snapshot(const std::string& dir) {
   std::map<std::string, std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files[e.path().string()] = read_file(e.path().string(), 64 << 20).value_or("?");
+  for (const auto& e : fs::directory_iterator(dir))
+    files[e.path().string()] = read_file(e.path().string(), 64 << 20).value_or("?");
   return files;
 }
 
@@ -43,7 +44,8 @@ TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
   if (::geteuid() == 0) {
     fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                              fs::perms::others_read | fs::perms::others_exec);
-    fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
     cmd = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
   } else {
     fs::permissions(db, fs::perms::owner_read);
@@ -92,20 +94,22 @@ TEST(ServeReadOnly, LeavesNoSideFilesBesideAWritableDb) {
   bench::write_synthetic_store(db, spec);
   {
     SQLite::Database check(db, SQLite::OPEN_READONLY);
-    ASSERT_EQ(check.execAndGet("PRAGMA journal_mode").getString(), "wal") << "the case that left side files";
+    ASSERT_EQ(check.execAndGet("PRAGMA journal_mode").getString(), "wal")
+        << "the case that left side files";
   }
   fs::remove(db + "-wal");
   fs::remove(db + "-shm");
   const auto before = snapshot(dir);
   bp::ipstream out;
-  bp::child server(test::speedgate_bin(), "serve", "--db", db, "--listen", "127.0.0.1:0", bp::std_out > out,
-                   bp::std_err > bp::null);
+  bp::child server(test::speedgate_bin(), "serve", "--db", db, "--listen", "127.0.0.1:0",
+                   bp::std_out > out, bp::std_err > bp::null);
   std::string url;
   std::getline(out, url);
   ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u);
   const int port = std::stoi(url.substr(std::string("http://127.0.0.1:").size()));
-  for (const char* path : {"/api/v1/campaigns", "/metrics", "/api/v1/campaigns/1/series", "/api/v1/presets",
-                           "/api/v1/campaigns/1/switches", "/api/v1/evaluations/1/evidence"}) {
+  for (const char* path :
+       {"/api/v1/campaigns", "/metrics", "/api/v1/campaigns/1/series", "/api/v1/presets",
+        "/api/v1/campaigns/1/switches", "/api/v1/evaluations/1/evidence"}) {
     EXPECT_EQ(bench::http_get(port, path).status, 200) << path;
   }
   ::kill(server.id(), SIGTERM);

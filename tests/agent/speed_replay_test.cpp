@@ -34,7 +34,8 @@ std::vector<std::vector<SpeedPair>> recording(const std::string& name) {
 // The rule this project used before: the median of three pair ratios above 2 %.
 bool median_of_three_accepts(const std::vector<SpeedPair>& pairs) {
   std::vector<double> ratios;
-  for (std::size_t i = 0; i < 3 && i < pairs.size(); ++i) ratios.push_back(pairs[i].base_step_s / pairs[i].cand_step_s);
+  for (std::size_t i = 0; i < 3 && i < pairs.size(); ++i)
+    ratios.push_back(pairs[i].base_step_s / pairs[i].cand_step_s);
   return median(ratios) > 1.02;
 }
 

@@ -62,8 +62,8 @@ TEST(SpeedStats, NoVerdictBeforeTheMinimumPairs) {
 
 TEST(SpeedStats, MoreLooksWidenEachLook) {
   SpeedRule few, many;
-  few.max_pairs = few.min_pairs;   // one look
-  many.max_pairs = 16;             // fourteen looks share the error rate
+  few.max_pairs = few.min_pairs;  // one look
+  many.max_pairs = 16;            // fourteen looks share the error rate
   const auto p = pairs_with_ratios({1.04, 1.06, 1.05, 1.03, 1.07});
   EXPECT_LT(judge_pairs(p, many).lo, judge_pairs(p, few).lo);
 }

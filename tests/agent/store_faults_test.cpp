@@ -12,8 +12,8 @@
 #include "agent/common/errors.hpp"
 #include "agent/store/schema.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -119,7 +119,8 @@ TEST_F(StoreFaultsTest, ControllersOpeningAFreshDatabaseTogetherMigrateItOnce) {
       });
     }
     for (auto& t : threads) t.join();
-    for (int c = 0; c < kControllers; ++c) EXPECT_EQ(errors[c], "") << "round " << round << " controller " << c;
+    for (int c = 0; c < kControllers; ++c)
+      EXPECT_EQ(errors[c], "") << "round " << round << " controller " << c;
     Store s(path, /*read_only=*/true);
     EXPECT_EQ(s.schema_version(), kSchemaVersion);
     EXPECT_EQ(raw_db(s).execAndGet("SELECT count(*) FROM campaigns").getInt(), kControllers);

@@ -8,8 +8,8 @@
 
 #include "agent/store/schema.hpp"
 #include "agent/store/store.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -22,11 +22,15 @@ void make_v5_database(const std::string& path) {
     db.exec(m.sql);
   }
   db.exec("PRAGMA user_version = 5");
-  db.exec("INSERT INTO campaigns(workload, size, trainer, manifest_json, options_json, state) "
-          "VALUES ('wam', 'tiny', 't', '{}', '{}', 'finished')");
-  db.exec("INSERT INTO evaluations(campaign_id, strategy, config_key, config_json, steps, disposition, gate_class, "
-          "speedup, speedup_spread, trial_ids_json) VALUES (1, 'screen', 'A=1', '{}', 4, 'accepted', 'bitwise', "
-          "1.5, 0.2, '[]')");
+  db.exec(
+      "INSERT INTO campaigns(workload, size, trainer, manifest_json, options_json, state) "
+      "VALUES ('wam', 'tiny', 't', '{}', '{}', 'finished')");
+  db.exec(
+      "INSERT INTO evaluations(campaign_id, strategy, config_key, config_json, steps, disposition, "
+      "gate_class, "
+      "speedup, speedup_spread, trial_ids_json) VALUES (1, 'screen', 'A=1', '{}', 4, 'accepted', "
+      "'bitwise', "
+      "1.5, 0.2, '[]')");
 }
 
 TEST(StoreSpeed, VersionFiveDatabaseMigratesAndTakesInconclusive) {
@@ -82,11 +86,13 @@ TEST(StoreSpeed, PairsNoiseAndBandsRoundTrip) {
   t.trial_key = "k2", t.purpose = "speed_cand";
   const auto t2 = s.claim_trial(t);
   EvaluationRow e;
-  e.campaign_id = cid, e.strategy = "screen", e.config_key = "A=1", e.steps = 4, e.gate_class = "bitwise";
+  e.campaign_id = cid, e.strategy = "screen", e.config_key = "A=1", e.steps = 4,
+  e.gate_class = "bitwise";
   e.disposition = Disposition::accepted;
   const auto eid = s.add_evaluation(e);
   s.set_speed_pairs(eid, {{cid, eid, t1, t2, "A=1", 4, 0, 2.0, 1.0, std::log(2.0)}});
-  s.set_speed_pairs(eid, {{cid, eid, t1, t2, "A=1", 4, 0, 2.0, 1.6, std::log(1.25)}});  // replaced whole
+  s.set_speed_pairs(eid,
+                    {{cid, eid, t1, t2, "A=1", 4, 0, 2.0, 1.6, std::log(1.25)}});  // replaced whole
   auto pairs = s.speed_pairs(cid, eid);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_DOUBLE_EQ(pairs[0].cand_step_s, 1.6);

@@ -5,16 +5,16 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <limits>
 #include <filesystem>
+#include <limits>
 
 #include <gtest/gtest.h>
 
 #include "agent/common/errors.hpp"
 #include "agent/common/files.hpp"
 #include "agent/store/schema.hpp"
-#include "test_util.hpp"
 #include "store_sql.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -57,7 +57,9 @@ TEST_F(StoreTest, EmbeddedSchemaMirrorsResultsSchemaSql) {
   for (std::size_t i = 0; i < migrations().size(); ++i) {
     EXPECT_EQ(migrations()[i].to_version, static_cast<int>(i) + 1);
     EXPECT_EQ(migrations()[i].sql.rfind("-- speedgate store, ", 0), 0u) << i;
-    EXPECT_NE(migrations()[i].sql.find("schema version " + std::to_string(i + 1) + " "), std::string::npos) << i;
+    EXPECT_NE(migrations()[i].sql.find("schema version " + std::to_string(i + 1) + " "),
+              std::string::npos)
+        << i;
     joined += migrations()[i].sql;
   }
   EXPECT_EQ(joined, *file);
@@ -71,7 +73,10 @@ TEST_F(StoreTest, FreshDatabaseIsCurrentWalWithBusyTimeout) {
 }
 
 TEST_F(StoreTest, ReopenDoesNotMigrateTwice) {
-  { Store s(db); campaign(s); }
+  {
+    Store s(db);
+    campaign(s);
+  }
   Store s(db);
   EXPECT_EQ(s.schema_version(), kSchemaVersion);
   EXPECT_TRUE(s.latest_campaign(false).has_value());
@@ -129,7 +134,8 @@ TEST_F(StoreTest, NanIsStoredExplicitly) {
   p.measured_bytes = std::nan("");
   p.relative_error = INFINITY;
   s.add_projection(p);
-  SQLite::Statement q(raw_db(s), "SELECT measured_bytes, relative_error, typeof(measured_bytes) FROM projections");
+  SQLite::Statement q(
+      raw_db(s), "SELECT measured_bytes, relative_error, typeof(measured_bytes) FROM projections");
   ASSERT_TRUE(q.executeStep());
   EXPECT_TRUE(std::isnan(column_real(q.getColumn(0))));
   EXPECT_TRUE(std::isinf(column_real(q.getColumn(1))));
@@ -257,7 +263,8 @@ TEST_F(StoreTest, WritesUseImmediateTransactionsAndRollBack) {
   EXPECT_THROW(s.write([&] {
     raw_db(s).exec("UPDATE campaigns SET note = 'x'");
     throw std::runtime_error("boom");
-  }), std::runtime_error);
+  }),
+               std::runtime_error);
   EXPECT_EQ(s.campaign(cid)->note, "");
 }
 

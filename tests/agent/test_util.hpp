@@ -19,12 +19,15 @@
 namespace sg::agent::test {
 
 inline std::string make_temp_dir(const std::string& tag) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / ("sgtest-" + tag + "-XXXXXX")).string();
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / ("sgtest-" + tag + "-XXXXXX")).string();
   char* d = ::mkdtemp(tmpl.data());
   return d ? std::string(d) : std::string();
 }
 
-inline std::string fake_trainer() { return std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/fake_trainer.py"; }
+inline std::string fake_trainer() {
+  return std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/fake_trainer.py";
+}
 inline std::string speedgate_bin() { return std::string(SPEEDGATE_BIN_DIR) + "/speedgate"; }
 
 // The real trainer: SPEEDGATE_TEST_TRAINER when set, else build/bin/speedgate-train.
@@ -87,8 +90,9 @@ inline CliRun run_exe(const std::string& exe, const std::vector<std::string>& ar
 }
 
 // Runs build/bin/speedgate with args in `cwd`; extra environment entries appended.
-inline CliRun run_speedgate(const std::vector<std::string>& args, const std::string& cwd,
-                            const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
+inline CliRun run_speedgate(
+    const std::vector<std::string>& args, const std::string& cwd,
+    const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
   std::vector<std::string> full = {"-C", cwd, speedgate_bin()};
   full.insert(full.end(), args.begin(), args.end());
   return run_exe("/usr/bin/env", full, cwd, extra_env, std::chrono::seconds(300));
@@ -125,7 +129,8 @@ inline bool group_has_live_members(int pgid) {
 inline bool process_running(int pid) {
   std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat", 1 << 16).value_or("");
   auto rp = stat.rfind(')');
-  return rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] != 'Z' && stat[rp + 2] != 'X';
+  return rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] != 'Z' &&
+         stat[rp + 2] != 'X';
 }
 
 // Gives a process that is in the middle of dying up to 10 s (a bounded wait).
@@ -142,7 +147,8 @@ inline std::vector<int> pids_named(const std::string& dir, const std::string& pr
   std::vector<int> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix + ".", 0) == 0) out.push_back(std::atoi(name.c_str() + prefix.size() + 1));
+    if (name.rfind(prefix + ".", 0) == 0)
+      out.push_back(std::atoi(name.c_str() + prefix.size() + 1));
   }
   return out;
 }
@@ -150,7 +156,9 @@ inline std::vector<int> pids_named(const std::string& dir, const std::string& pr
 // Sets an environment variable for the scope of a test.
 class ScopedEnv {
  public:
-  ScopedEnv(const std::string& k, const std::string& v) : k_(k) { ::setenv(k.c_str(), v.c_str(), 1); }
+  ScopedEnv(const std::string& k, const std::string& v) : k_(k) {
+    ::setenv(k.c_str(), v.c_str(), 1);
+  }
   ~ScopedEnv() { ::unsetenv(k_.c_str()); }
 
  private:

@@ -16,15 +16,22 @@ namespace {
 
 using nlohmann::json;
 
-json family(const std::string& name, const std::string& sw, bool available, const std::string& defaults) {
-  json f = {{"name", name}, {"env", "SG_KERNEL_" + name}, {"switch", sw}, {"available", available},
+json family(const std::string& name, const std::string& sw, bool available,
+            const std::string& defaults) {
+  json f = {{"name", name},
+            {"env", "SG_KERNEL_" + name},
+            {"switch", sw},
+            {"available", available},
             {"unavailable_reason", available ? "" : "no CUDA in this build"}};
   if (!defaults.empty()) f["defaults"] = defaults;
   return f;
 }
 
 json row(const char* variant, json params, double fwdbwd_us) {
-  return {{"variant", variant}, {"params", std::move(params)}, {"fwd_us", fwdbwd_us / 2}, {"fwdbwd_us", fwdbwd_us}};
+  return {{"variant", variant},
+          {"params", std::move(params)},
+          {"fwd_us", fwdbwd_us / 2},
+          {"fwdbwd_us", fwdbwd_us}};
 }
 
 // ROPE: two ops; threads=128,vec=2 is best in sum (10 + 11 = 21) though not per op.
@@ -36,21 +43,26 @@ json sweep(const std::string& size = "base") {
            {{{"op", "rope a"},
              {"family", "ROPE"},
              {"rows",
-              {row("plain_aten", json::object(), 100), row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 10),
+              {row("plain_aten", json::object(), 100),
+               row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 10),
                row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 9)}}},
             {{"op", "rope b"},
              {"family", "ROPE"},
              {"rows",
-              {row("plain_aten", json::object(), 100), row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 11),
+              {row("plain_aten", json::object(), 100),
+               row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 11),
                row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 13)}}},
             {{"op", "cat"},
              {"family", "CAT"},
              {"rows",
-              {row("plain_aten", json::object(), 50), row("fused_cuda", {{"threads", 128}, {"rows_per_block", 1}}, 40),
+              {row("plain_aten", json::object(), 50),
+               row("fused_cuda", {{"threads", 128}, {"rows_per_block", 1}}, 40),
                row("fused_cuda", {{"threads", 256}, {"rows_per_block", 1}}, 50)}}},
             {{"op", "gated"},
              {"family", "ADALN"},
-             {"rows", {row("plain_aten", json::object(), 50), row("fused_cuda", {{"threads", 128}, {"vec", 4}}, 20)}}}}}};
+             {"rows",
+              {row("plain_aten", json::object(), 50),
+               row("fused_cuda", {{"threads", 128}, {"vec", 4}}, 20)}}}}}};
 }
 
 class VariantGap : public ::testing::Test {
@@ -100,7 +112,8 @@ TEST_F(VariantGap, PresetChoiceIsComparedWithTheSweepsBestSummedOverOps) {
   p.campaign_id = id;
   p.name = "fast";
   p.path = "presets/fast.env";
-  p.content = "# speedgate preset\nSG_FUSED_ROPE=1\nSG_KERNEL_ROPE=vec=2,threads=64\nSG_FAST_CAT=1\n";
+  p.content =
+      "# speedgate preset\nSG_FUSED_ROPE=1\nSG_KERNEL_ROPE=vec=2,threads=64\nSG_FAST_CAT=1\n";
   s.add_preset(p);
   // A faster accepted evaluation does not override the preset.
   accepted(s, id, {{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128,vec=2"}}, 2.0);
@@ -125,7 +138,8 @@ TEST_F(VariantGap, PresetChoiceIsComparedWithTheSweepsBestSummedOverOps) {
   EXPECT_NE(of(r, "QKNORM").detail.find("no CUDA"), std::string::npos);
   EXPECT_TRUE(gaps_within_limit(r));  // 4.8 %
   const auto text = render_gap_text(r);
-  EXPECT_NE(text.find("| ROPE | compared | threads=64,vec=2 | preset fast | threads=128,vec=2"), std::string::npos)
+  EXPECT_NE(text.find("| ROPE | compared | threads=64,vec=2 | preset fast | threads=128,vec=2"),
+            std::string::npos)
       << text;
   EXPECT_EQ(render_gap_json(r).at("within_limit"), true);
 }
@@ -176,7 +190,8 @@ TEST_F(VariantGap, CpuCampaignReportsEveryFamilyUnavailable) {
   c.workload = "wam";
   c.size = "tiny";
   c.trainer = "/bin/true";
-  c.manifest = {{"kernel_families", {family("ROPE", "FUSED_ROPE", false, ""), family("CAT", "FAST_CAT", false, "")}}};
+  c.manifest = {{"kernel_families",
+                 {family("ROPE", "FUSED_ROPE", false, ""), family("CAT", "FAST_CAT", false, "")}}};
   c.options = json::object();
   s.create_campaign(c);
   const auto r = variant_gap(s, std::nullopt, sweep());

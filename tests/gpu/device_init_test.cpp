@@ -53,7 +53,8 @@ TEST(GpuDeviceInit, SmallWorkloadIsBuiltOnTheGpuDeterministically) {
   EXPECT_NE(a.trainable, other.trainable) << "the run seed must reach the CUDA generator";
   EXPECT_EQ(a.frozen, other.frozen) << "frozen modules come from the fixed kFrozenSeed";
   // Host-side init would hold at least the whole model on the CPU at once.
-  EXPECT_LT(a.host_peak_bytes, a.param_bytes / 20) << "host bytes " << a.host_peak_bytes << " of " << a.param_bytes;
+  EXPECT_LT(a.host_peak_bytes, a.param_bytes / 20)
+      << "host bytes " << a.host_peak_bytes << " of " << a.param_bytes;
 }
 
 }  // namespace

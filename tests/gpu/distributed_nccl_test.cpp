@@ -25,7 +25,6 @@ void expect_ok(const RanksRun& run) {
   EXPECT_EQ(run.result["rank_param_digests"][0], run.result["rank_param_digests"][1]);
 }
 
-
 class DistributedNccl : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -2,10 +2,10 @@
 // available on this build, the small workload on the GPU against the default run:
 // bitwise switches must match every step's bits and both digests; tolerance switches
 // must stay finite and close. Plus out-of-memory reported as exit 3 with status oom.
-#include "trainer/switches/switch_table.hpp"
-#include "trainer/workload/workload.hpp"
-#include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
+#include "trainer/switches/switch_table.hpp"
+#include "trainer/trainer_harness.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,10 +20,12 @@ namespace {
 using testing::TrainerRun;
 
 // `speedgate-train run` on the wam workload, through the trainer tests' harness.
-TrainerRun run(const std::string& size, int micro, const gpu_test::Env& env, int steps = 4, int accum = 1) {
-  return testing::run_trainer("run --workload wam --size " + size + " --steps " + std::to_string(steps) +
-                                  " --seed 0 --micro-batch " + std::to_string(micro) + " --grad-accum " +
-                                  std::to_string(accum) + " --warmup-steps 1 --eval-batches 1",
+TrainerRun run(const std::string& size, int micro, const gpu_test::Env& env, int steps = 4,
+               int accum = 1) {
+  return testing::run_trainer("run --workload wam --size " + size + " --steps " +
+                                  std::to_string(steps) + " --seed 0 --micro-batch " +
+                                  std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
+                                  " --warmup-steps 1 --eval-batches 1",
                               env);
 }
 
@@ -38,7 +40,8 @@ std::vector<std::map<std::string, std::string>> cases_for(const SwitchSpec& s) {
   for (const auto& v : s.values) {
     if (v == s.default_value) continue;
     std::map<std::string, std::string> env{{s.env(), v}};
-    for (const auto& req : s.requires) env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+    for (const auto& req : s.requires)
+      env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
     out.push_back(env);
   }
   return out;
@@ -85,7 +88,10 @@ TEST(GpuIdentity, CudaGraphsBitwiseOnUncheckpointedLayers) {
   const std::vector<std::map<std::string, std::string>> sides = {
       {{"SG_CKPT_LAYERS", "0"}},
       {{"SG_CKPT_LAYERS", "1"}},
-      {{"SG_CKPT_LAYERS", "0"}, {"SG_FUSED_ADALN", "1"}, {"SG_FUSED_ROPE", "1"}, {"SG_FAST_CAT", "1"},
+      {{"SG_CKPT_LAYERS", "0"},
+       {"SG_FUSED_ADALN", "1"},
+       {"SG_FUSED_ROPE", "1"},
+       {"SG_FAST_CAT", "1"},
        {"SG_FUSED_QK_NORM", "1"}},
       {{"SG_CKPT_LAYERS", "0"}, {"SG_FAST_INPUT", "1"}, {"SG_TEXT_CACHE", "1"}},
   };
@@ -116,12 +122,14 @@ TEST(GpuIdentity, CudaGraphsCaptureNothingWhenEveryLayerIsCheckpointed) {
 // layers): each runs graphed and stays close to the same backend without graphs (their
 // backward is not deterministic, so not bitwise).
 TEST(GpuIdentity, CudaGraphsCaptureEverySdpaBackend) {
-  gpu_test::expect_every_sdpa_backend_graphs([](const gpu_test::Env& env) { return run("small", 2, env); }, "wam.0");
+  gpu_test::expect_every_sdpa_backend_graphs(
+      [](const gpu_test::Env& env) { return run("small", 2, env); }, "wam.0");
 }
 
 // Layers that checkpoint their attention (MIXED_ATTN_CKPT) are not graphed.
 TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
-  const std::map<std::string, std::string> env{{"SG_MIXED_ATTN_CKPT", "1"}, {"SG_CKPT_LAYERS", "0"}};
+  const std::map<std::string, std::string> env{{"SG_MIXED_ATTN_CKPT", "1"},
+                                               {"SG_CKPT_LAYERS", "0"}};
   auto graphs = env;
   graphs["SG_CUDA_GRAPHS"] = "1";
   const auto plain = run("small", 2, env);
@@ -137,16 +145,24 @@ TEST(GpuIdentity, CudaGraphsLeaveMixedAttnCkptLayersEager) {
 TEST(GpuIdentity, StepQueueingSwitchesTogetherAreBitwise) {
   const std::vector<std::map<std::string, std::string>> sides = {
       {},
-      {{"SG_CKPT_LAYERS", "1"}, {"SG_CUDA_GRAPHS", "1"}, {"SG_FUSED_ADALN", "1"}, {"SG_FUSED_ROPE", "1"},
-       {"SG_FAST_CAT", "1"}, {"SG_FAST_INPUT", "1"}, {"SG_PIN_MEMORY", "1"}, {"SG_TEXT_CACHE", "1"}},
+      {{"SG_CKPT_LAYERS", "1"},
+       {"SG_CUDA_GRAPHS", "1"},
+       {"SG_FUSED_ADALN", "1"},
+       {"SG_FUSED_ROPE", "1"},
+       {"SG_FAST_CAT", "1"},
+       {"SG_FAST_INPUT", "1"},
+       {"SG_PIN_MEMORY", "1"},
+       {"SG_TEXT_CACHE", "1"}},
   };
   for (const int accum : {1, 3}) {
     for (const auto& env : sides) {
-      std::string label = "accum " + std::to_string(accum) + (env.empty() ? " default" : " graphed+fused");
+      std::string label =
+          "accum " + std::to_string(accum) + (env.empty() ? " default" : " graphed+fused");
       auto queued = env;
       queued["SG_ASYNC_STEP_STATS"] = "1";
       queued["SG_NO_UNINIT_FILL"] = "1";
-      gpu_test::expect_bitwise_runs(run("small", 2, env, 4, accum), run("small", 2, queued, 4, accum), label);
+      gpu_test::expect_bitwise_runs(run("small", 2, env, 4, accum),
+                                    run("small", 2, queued, 4, accum), label);
     }
   }
 }

@@ -45,8 +45,8 @@ inline void expect_close_losses(const nlohmann::json& a_result, const nlohmann::
 // CKPT_LAYERS=0, `run(env)` with CUDA_GRAPHS=1 succeeds, captures `first_layer` (e.g.
 // "wam.0") and stays close (expect_close_losses) to the same backend without graphs.
 // A failed run or a step-count mismatch ends the check, as an ASSERT in the test would.
-inline void expect_every_sdpa_backend_graphs(const std::function<testing::TrainerRun(const Env&)>& run,
-                                             const std::string& first_layer) {
+inline void expect_every_sdpa_backend_graphs(
+    const std::function<testing::TrainerRun(const Env&)>& run, const std::string& first_layer) {
   for (const char* backend : {"efficient", "flash", "cudnn"}) {
     const Env env{{"SG_CKPT_LAYERS", "0"}, {"SG_ATTN_BACKEND", backend}};
     auto graphs = env;

@@ -3,8 +3,8 @@
 // every gradient bitwise equal over several iterations with fresh values, with gradient
 // accumulation into the parameters, under bf16 autocast, across shape changes and cache
 // evictions, with bool / float64 / undefined / no-grad inputs. Label gpu.
-#include "trainer/model/checkpoint.hpp"
 #include "trainer/model/graphed_layer.hpp"
+#include "trainer/model/checkpoint.hpp"
 #include "trainer/runtime/autocast.hpp"
 
 #include <gtest/gtest.h>
@@ -63,22 +63,26 @@ TensorList clone_inputs(const TensorList& in) {
 
 // One iteration on both sides: forward, a weighted-sum loss, backward (accumulating
 // into the parameters); outputs and input gradients compared here.
-void step(GraphedLayer& layer, Side& ref, Side& gra, int64_t batch, int64_t seq, int64_t d, uint64_t seed,
-          bool autocast) {
+void step(GraphedLayer& layer, Side& ref, Side& gra, int64_t batch, int64_t seq, int64_t d,
+          uint64_t seed, bool autocast) {
   const auto in_ref = inputs_of(batch, seq, d, seed);
   const auto in_gra = clone_inputs(in_ref);
   auto weights = torch::randn({batch, seq, d}, torch::kCUDA);
   TensorList out_ref, out_gra;
   {
     AutocastScope scope({autocast, at::kBFloat16});
-    out_ref = checkpointed([&ref](const TensorList& x) { return body_of(x, ref.w, ref.b); }, in_ref, {ref.w, ref.b});
-    out_gra = graphed(layer, [&gra](const TensorList& x) { return body_of(x, gra.w, gra.b); }, in_gra, {gra.w, gra.b});
+    out_ref = checkpointed([&ref](const TensorList& x) { return body_of(x, ref.w, ref.b); }, in_ref,
+                           {ref.w, ref.b});
+    out_gra = graphed(layer, [&gra](const TensorList& x) { return body_of(x, gra.w, gra.b); },
+                      in_gra, {gra.w, gra.b});
   }
   ASSERT_EQ(out_ref.size(), out_gra.size());
-  for (size_t i = 0; i < out_ref.size(); ++i) EXPECT_TRUE(at::equal(out_ref[i], out_gra[i])) << "output " << i;
+  for (size_t i = 0; i < out_ref.size(); ++i)
+    EXPECT_TRUE(at::equal(out_ref[i], out_gra[i])) << "output " << i;
   ((out_ref[0].to(at::kFloat) * weights).sum() + out_ref[1].sum() * 0.5).backward();
   ((out_gra[0].to(at::kFloat) * weights).sum() + out_gra[1].sum() * 0.5).backward();
-  for (size_t i : {0, 1}) EXPECT_TRUE(at::equal(in_ref[i].grad(), in_gra[i].grad())) << "input grad " << i;
+  for (size_t i : {0, 1})
+    EXPECT_TRUE(at::equal(in_ref[i].grad(), in_gra[i].grad())) << "input grad " << i;
 }
 
 void expect_params_equal(const Side& a, const Side& b) {
@@ -129,7 +133,8 @@ TEST(GraphedLayer, WithoutGradRunsEagerly) {
   Side s = make_side(16);
   const auto in = inputs_of(1, 4, 16, 9);
   torch::NoGradGuard no_grad;
-  const auto out = graphed(layer, [&s](const TensorList& x) { return body_of(x, s.w, s.b); }, in, {s.w, s.b});
+  const auto out =
+      graphed(layer, [&s](const TensorList& x) { return body_of(x, s.w, s.b); }, in, {s.w, s.b});
   const auto want = body_of(in, s.w, s.b);
   EXPECT_TRUE(at::equal(out[0], want[0]));
   EXPECT_EQ(layer.captures(), 0u);
@@ -140,8 +145,9 @@ TEST(GraphedLayer, RefusesSelfOverlappingInput) {
   Side s = make_side(16);
   auto in = inputs_of(1, 4, 16, 11);
   in[5] = torch::randn({1, 1, 16}, torch::kCUDA).expand({1, 4, 16});
-  EXPECT_THROW(graphed(layer, [&s](const TensorList& x) { return body_of(x, s.w, s.b); }, in, {s.w, s.b}),
-               std::logic_error);
+  EXPECT_THROW(
+      graphed(layer, [&s](const TensorList& x) { return body_of(x, s.w, s.b); }, in, {s.w, s.b}),
+      std::logic_error);
 }
 
 }  // namespace

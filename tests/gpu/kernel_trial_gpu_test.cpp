@@ -12,14 +12,15 @@ namespace {
 TEST(GpuKernelTrial, EveryVariantIsTimedAndBitwisePlainAtBaseShapes) {
   for (const auto& fam : sg::kernels::families()) {
     const std::string path = temp_dir() + "/gpu_kernel_trial_" + fam.name + ".json";
-    const auto r = run_trainer("kernel-trial --workload wam --size base --micro-batch 8 --family " + fam.name +
-                               " --repeats 5 --warmup 2 --result " + path);
+    const auto r = run_trainer("kernel-trial --workload wam --size base --micro-batch 8 --family " +
+                               fam.name + " --repeats 5 --warmup 2 --result " + path);
     ASSERT_EQ(r.exit_code, 0) << fam.name << ": " << r.stderr_text;
     const auto j = nlohmann::json::parse(read_file(path));
     EXPECT_EQ(j.at("status"), "ok");
     EXPECT_EQ(j.at("device").get<std::string>().rfind("cuda", 0), 0u);
     const auto legal = sg::kernels::legal_params(fam);
-    ASSERT_EQ(j.at("variants").size(), legal.size() + 1) << fam.name << ": plain and every legal variant";
+    ASSERT_EQ(j.at("variants").size(), legal.size() + 1)
+        << fam.name << ": plain and every legal variant";
     for (const auto& v : j.at("variants")) {
       EXPECT_TRUE(v.at("matches_plain").get<bool>()) << fam.name << " " << v.at("params");
       EXPECT_GT(v.at("fwdbwd_us").get<double>(), 0.0);

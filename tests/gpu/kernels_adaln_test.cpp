@@ -19,16 +19,19 @@ struct AdalnShape {
 };
 
 // base video rows (1280 x 1536), base action rows (16 x 512), then odd ones.
-const std::vector<AdalnShape> kShapes = {{2, 1280, 1536}, {2, 16, 512}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
+const std::vector<AdalnShape> kShapes = {
+    {2, 1280, 1536}, {2, 16, 512}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
 
 // shift, scale, gate as the trainer makes them: chunks of [B, 6, C] float32.
 std::vector<at::Tensor> modulation(const AdalnShape& s, bool broadcast) {
-  auto mod = at::randn({broadcast ? 1 : s.b, 6, s.channels}, at::TensorOptions().device(cuda0())) * 0.5;
+  auto mod =
+      at::randn({broadcast ? 1 : s.b, 6, s.channels}, at::TensorOptions().device(cuda0())) * 0.5;
   return mod.chunk(6, 1);
 }
 
-gpu_test::Pass modulate_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
-                             const at::Tensor& seed, bool autocast) {
+gpu_test::Pass modulate_pass(const AdalnVariant& v, const ParamValues& p,
+                             const std::vector<at::Tensor>& in3, const at::Tensor& seed,
+                             bool autocast) {
   trainer::AutocastScope scope({autocast, at::kBFloat16});
   return gpu_test::run_pass(
       [&](const std::vector<at::Tensor>& in) {
@@ -37,8 +40,8 @@ gpu_test::Pass modulate_pass(const AdalnVariant& v, const ParamValues& p, const 
       in3, {true, true, true}, {seed});
 }
 
-gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
-                          const at::Tensor& seed) {
+gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p,
+                          const std::vector<at::Tensor>& in3, const at::Tensor& seed) {
   return gpu_test::run_pass(
       [&](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{v.gated_residual(in[0], in[1], in[2], p)};
@@ -49,8 +52,8 @@ gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p, const std
 // Every legal ADALN variant can run `problem`, and its pass `fused(p)` matches the plain
 // variant's `ref` bit for bit; `what` names the case in a failure, after the variant.
 template <typename FusedPass>
-void expect_every_variant_matches(const Problem& problem, const gpu_test::Pass& ref, const std::string& what,
-                                  FusedPass&& fused) {
+void expect_every_variant_matches(const Problem& problem, const gpu_test::Pass& ref,
+                                  const std::string& what, FusedPass&& fused) {
   for (const auto& p : legal_params(family("ADALN"))) {
     const std::string named = "ADALN " + gpu_test::str(p) + what;
     ASSERT_EQ(fused_adaln()->can_implement(problem, p), Status::kSuccess) << named;
@@ -69,17 +72,20 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
       // (x dtype, autocast): float32 rows, bf16 rows, bf16 rows under autocast.
       for (auto [dtype, autocast] : std::vector<std::pair<at::ScalarType, bool>>{
                {at::kFloat, false}, {at::kBFloat16, false}, {at::kBFloat16, true}}) {
-        auto x = (at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())) * 3 + 1).to(dtype);
+        auto x = (at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())) * 3 + 1)
+                     .to(dtype);
         auto mod = modulation(s, broadcast);
         auto seed = at::randn({s.b, s.seq, s.channels}, x.options().dtype(at::kFloat));
         const std::vector<at::Tensor> in{x, mod[0], mod[1]};
         const auto ref = modulate_pass(plain_adaln(), {}, in, seed, autocast);
         ASSERT_EQ(ref.outputs[0].scalar_type(), at::kFloat);
-        const std::string what = std::string("modulate ") + c10::toString(dtype) + (autocast ? " autocast" : "") +
-                                 (broadcast ? " [1,1,C]" : "") + " C=" + std::to_string(s.channels);
+        const std::string what = std::string("modulate ") + c10::toString(dtype) +
+                                 (autocast ? " autocast" : "") + (broadcast ? " [1,1,C]" : "") +
+                                 " C=" + std::to_string(s.channels);
         ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
-            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what,
-            [&](const ParamValues& p) { return modulate_pass(*fused_adaln(), p, in, seed, autocast); }));
+            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what, [&](const ParamValues& p) {
+              return modulate_pass(*fused_adaln(), p, in, seed, autocast);
+            }));
       }
     }
   }
@@ -98,23 +104,31 @@ TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
   gpu_test::PoisonOutputs poison;
   at::manual_seed(15);
   const auto opts = at::TensorOptions().device(cuda0());
-  for (const auto& s :
-       std::vector<AdalnShape>{{2, 1280, 1536}, {3, 7, 36}, {1, 5, 96}, {3, 7, 512}, {2, 3, 1024}, {3, 7, 1000},
-                              {2, 3, 2000}, {1, 3, 2048}, {2, 3, 3072}}) {
+  for (const auto& s : std::vector<AdalnShape>{{2, 1280, 1536},
+                                               {3, 7, 36},
+                                               {1, 5, 96},
+                                               {3, 7, 512},
+                                               {2, 3, 1024},
+                                               {3, 7, 1000},
+                                               {2, 3, 2000},
+                                               {1, 3, 2048},
+                                               {2, 3, 3072}}) {
     for (double offset : {0.0, 300.0}) {
-      for (auto [dtype, autocast] :
-           std::vector<std::pair<at::ScalarType, bool>>{{at::kFloat, false}, {at::kBFloat16, true}}) {
+      for (auto [dtype, autocast] : std::vector<std::pair<at::ScalarType, bool>>{
+               {at::kFloat, false}, {at::kBFloat16, true}}) {
         auto x = (at::randn({s.b, s.seq, s.channels}, opts) * 3 + offset).to(dtype);
         auto mod = modulation(s, false);
         ASSERT_TRUE(cuda::modulate_layer_norm_applies(x, mod[1], mod[0], autocast));
         auto seed = at::randn({s.b, s.seq, s.channels}, opts);
         const std::vector<at::Tensor> in{x, mod[0], mod[1]};
         const auto ref = modulate_pass(plain_adaln(), {}, in, seed, autocast);
-        const std::string what = std::string(" layer-norm inside ") + c10::toString(dtype) + " offset " +
-                                 std::to_string(offset) + " C=" + std::to_string(s.channels);
+        const std::string what = std::string(" layer-norm inside ") + c10::toString(dtype) +
+                                 " offset " + std::to_string(offset) +
+                                 " C=" + std::to_string(s.channels);
         ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
-            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what,
-            [&](const ParamValues& p) { return modulate_pass(*fused_adaln(), p, in, seed, autocast); }));
+            adaln_problem({x, mod[0], mod[1], 1e-6}), ref, what, [&](const ParamValues& p) {
+              return modulate_pass(*fused_adaln(), p, in, seed, autocast);
+            }));
       }
     }
   }
@@ -143,8 +157,8 @@ TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
         auto seed = gpu_test::random_like_with_zeros({s.b, s.seq, s.channels}, at::kFloat, cuda0());
         const std::vector<at::Tensor> in{x, y, gate};
         const auto ref = gated_pass(plain_adaln(), {}, in, seed);
-        const std::string what = std::string("gated ") + c10::toString(xt) + "+" + c10::toString(yt) +
-                                 " C=" + std::to_string(s.channels);
+        const std::string what = std::string("gated ") + c10::toString(xt) + "+" +
+                                 c10::toString(yt) + " C=" + std::to_string(s.channels);
         ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
             gated_problem(x, y, gate), ref, what,
             [&](const ParamValues& p) { return gated_pass(*fused_adaln(), p, in, seed); }));
@@ -156,8 +170,8 @@ TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
 // The linear layers' bias add as the model runs it: y = x.matmul(w^T) (not a leaf), then
 // y += bias [C] float32 (plain: ATen's in-place add, its casting loop for bf16 y) or the fused
 // pass; the output and the grads of x, w and bias bitwise, every variant, base and odd widths.
-gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
-                         const at::Tensor& seed) {
+gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p,
+                         const std::vector<at::Tensor>& in3, const at::Tensor& seed) {
   return gpu_test::run_pass(
       [&](const std::vector<at::Tensor>& in) {
         return std::vector<at::Tensor>{v.bias_add(in[0].matmul(in[1].t()), in[2], p)};
@@ -177,7 +191,8 @@ TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
       const std::vector<at::Tensor> in{x, w, bias};
       const auto ref = bias_pass(plain_adaln(), {}, in, seed);
       ASSERT_EQ(ref.outputs[0].scalar_type(), dtype);
-      const std::string what = std::string("bias ") + c10::toString(dtype) + " C=" + std::to_string(s.channels);
+      const std::string what =
+          std::string("bias ") + c10::toString(dtype) + " C=" + std::to_string(s.channels);
       ASSERT_NO_FATAL_FAILURE(expect_every_variant_matches(
           bias_problem(x.matmul(w.t()), bias), ref, what,
           [&](const ParamValues& p) { return bias_pass(*fused_adaln(), p, in, seed); }));
@@ -192,24 +207,30 @@ TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
   auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0()));
   auto mod = modulation(s, false);
   EXPECT_EQ(v.can_implement(adaln_problem({x, mod[0], mod[1], 1e-6}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(adaln_problem({x.to(at::kHalf), mod[0], mod[1], 1e-6}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(adaln_problem({x.transpose(0, 1), mod[0], mod[1], 1e-6}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(adaln_problem({x, mod[0].to(at::kBFloat16), mod[1], 1e-6}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(adaln_problem({x.cpu(), mod[0].cpu(), mod[1].cpu(), 1e-6}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.to(at::kHalf), mod[0], mod[1], 1e-6}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.transpose(0, 1), mod[0], mod[1], 1e-6}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x, mod[0].to(at::kBFloat16), mod[1], 1e-6}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(adaln_problem({x.cpu(), mod[0].cpu(), mod[1].cpu(), 1e-6}), p),
+            Status::kSuccess);
   EXPECT_NE(v.can_implement(gated_problem(x, x.to(at::kHalf), mod[2]), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(gated_problem(x, x.narrow(1, 0, 4), mod[2]), p), Status::kSuccess);
   auto bias = at::randn({s.channels}, x.options());
   EXPECT_EQ(v.can_implement(bias_problem(x, bias), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(bias_problem(x, bias.to(at::kBFloat16)), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(bias_problem(x, bias.narrow(0, 0, 4)), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(bias_problem(x.transpose(1, 2), at::randn({s.seq}, x.options())), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(bias_problem(x.transpose(1, 2), at::randn({s.seq}, x.options())), p),
+            Status::kSuccess);
 }
 
 TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMismatch) {
   testing::reset_first_call_checks();
   select_kernels({{{"ADALN", true}}, {{"ADALN", "threads=512,vec=4"}}});
   const AdalnShape s{2, 1280, 1536};
-  auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())).to(at::kBFloat16);
+  auto x =
+      at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())).to(at::kBFloat16);
   auto mod = modulation(s, false);
   {
     trainer::AutocastScope scope({true, at::kBFloat16});

@@ -20,15 +20,17 @@ const std::vector<CatShape> kShapes = {
     {2, 1280, 16, 1536}, {1, 1, 1, 1}, {3, 7, 2, 33}, {2, 5, 3, 1023}, {1, 2, 9, 6},
 };
 
-gpu_test::Pass cat_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& video, const at::Tensor& action,
-                        const at::Tensor& seed) {
+gpu_test::Pass cat_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& video,
+                        const at::Tensor& action, const at::Tensor& seed) {
   return gpu_test::run_pass(
-      [&](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)}; },
+      [&](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)};
+      },
       {video, action}, {true, true}, {seed});
 }
 
-gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& joint, int64_t video_len,
-                          const at::Tensor& seed_v, const at::Tensor& seed_a) {
+gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& joint,
+                          int64_t video_len, const at::Tensor& seed_v, const at::Tensor& seed_a) {
   return gpu_test::run_pass(
       [&](const std::vector<at::Tensor>& in) {
         auto [a, b] = v.split(in[0], video_len, p);
@@ -47,7 +49,8 @@ TEST(KernelsCat, EveryVariantMatchesPlainBitwise) {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       auto video = gpu_test::random_like_with_zeros({s.b, s.video, s.channels}, dtype, cuda0());
       auto action = gpu_test::random_like_with_zeros({s.b, s.action, s.channels}, dtype, cuda0());
-      auto joint = gpu_test::random_like_with_zeros({s.b, s.video + s.action, s.channels}, dtype, cuda0());
+      auto joint =
+          gpu_test::random_like_with_zeros({s.b, s.video + s.action, s.channels}, dtype, cuda0());
       auto seed_j = gpu_test::random_like_with_zeros(joint.sizes(), dtype, cuda0());
       auto seed_v = gpu_test::random_like_with_zeros(video.sizes(), dtype, cuda0());
       auto seed_a = gpu_test::random_like_with_zeros(action.sizes(), dtype, cuda0());
@@ -56,14 +59,22 @@ TEST(KernelsCat, EveryVariantMatchesPlainBitwise) {
       const auto ref_split_v = split_pass(plain_cat(), {}, joint, s.video, seed_v, at::Tensor());
       const auto ref_split_a = split_pass(plain_cat(), {}, joint, s.video, at::Tensor(), seed_a);
       for (const auto& p : params) {
-        const std::string what = "CAT " + gpu_test::str(p) + c10::toString(dtype) + " C=" + std::to_string(s.channels);
-        ASSERT_EQ(fused_cat()->can_implement(cat_problem({video, action}), p), Status::kSuccess) << what;
-        ASSERT_EQ(fused_cat()->can_implement(split_problem(joint, s.video), p), Status::kSuccess) << what;
-        gpu_test::expect_same(ref_cat, cat_pass(*fused_cat(), p, video, action, seed_j), what + " cat");
-        gpu_test::expect_same(ref_split, split_pass(*fused_cat(), p, joint, s.video, seed_v, seed_a), what + " split");
-        gpu_test::expect_same(ref_split_v, split_pass(*fused_cat(), p, joint, s.video, seed_v, at::Tensor()),
+        const std::string what =
+            "CAT " + gpu_test::str(p) + c10::toString(dtype) + " C=" + std::to_string(s.channels);
+        ASSERT_EQ(fused_cat()->can_implement(cat_problem({video, action}), p), Status::kSuccess)
+            << what;
+        ASSERT_EQ(fused_cat()->can_implement(split_problem(joint, s.video), p), Status::kSuccess)
+            << what;
+        gpu_test::expect_same(ref_cat, cat_pass(*fused_cat(), p, video, action, seed_j),
+                              what + " cat");
+        gpu_test::expect_same(ref_split,
+                              split_pass(*fused_cat(), p, joint, s.video, seed_v, seed_a),
+                              what + " split");
+        gpu_test::expect_same(ref_split_v,
+                              split_pass(*fused_cat(), p, joint, s.video, seed_v, at::Tensor()),
                               what + " split, action grad missing");
-        gpu_test::expect_same(ref_split_a, split_pass(*fused_cat(), p, joint, s.video, at::Tensor(), seed_a),
+        gpu_test::expect_same(ref_split_a,
+                              split_pass(*fused_cat(), p, joint, s.video, at::Tensor(), seed_a),
                               what + " split, video grad missing");
       }
     }
@@ -81,7 +92,8 @@ TEST(KernelsCat, MisalignedOperandsUseNarrowerCopies) {
     auto action = buf_a.narrow(0, 3, 2 * 4 * 64).view({2, 4, 64});
     ASSERT_EQ(fused_cat()->can_implement(cat_problem({video, action}), p), Status::kSuccess);
     auto seed = at::randn({2, 13, 64}, video.options());
-    gpu_test::expect_same(cat_pass(plain_cat(), {}, video, action, seed), cat_pass(*fused_cat(), p, video, action, seed),
+    gpu_test::expect_same(cat_pass(plain_cat(), {}, video, action, seed),
+                          cat_pass(*fused_cat(), p, video, action, seed),
                           std::string("misaligned ") + c10::toString(dtype));
   }
 }
@@ -96,8 +108,9 @@ TEST(KernelsCat, CanImplementRefusesWhatItCannotRun) {
   EXPECT_NE(v.can_implement(cat_problem({video.transpose(0, 1), action}), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(cat_problem({video.cpu(), action.cpu()}), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(split_problem(video, 0), p), Status::kSuccess);
-  EXPECT_EQ(v.can_implement(cat_problem({video, action}), {{"threads", 512}, {"rows_per_block", 4}}),
-            Status::kErrorConstraint);
+  EXPECT_EQ(
+      v.can_implement(cat_problem({video, action}), {{"threads", 512}, {"rows_per_block", 4}}),
+      Status::kErrorConstraint);
 }
 
 TEST(KernelsCat, FirstCallCheckPassesThenFallsBackOnInjectedMismatch) {

@@ -19,7 +19,8 @@ struct NormShape {
   int64_t b, seq, channels;
 };
 // [B, S, C] rows: base video, base action, then odd ones (C = 33, 1023, 5; one row).
-const std::vector<NormShape> kNormShapes = {{2, 1280, 1536}, {2, 16, 1536}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
+const std::vector<NormShape> kNormShapes = {
+    {2, 1280, 1536}, {2, 16, 1536}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
 
 struct RopeShape {
   int64_t b, f, h, w, heads, head_dim;
@@ -28,12 +29,13 @@ struct RopeShape {
 // then C = 1536 rows for the one-pass kernel with other head widths: 8 x 192 (its 96 pairs
 // do not divide a lane's 64-pair stride: a table read per pair) and 48 x 32, and 21 rows of
 // 12 x 128 (two-warp rows: a partial last block).
-const std::vector<RopeShape> kRopeShapes = {{2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6},  {3, 1, 3, 5, 3, 10},
-                                            {1, 2, 3, 1, 2, 34},     {1, 1, 4, 4, 8, 192}, {1, 2, 4, 4, 48, 32},
-                                            {1, 1, 3, 7, 12, 128}};
+const std::vector<RopeShape> kRopeShapes = {
+    {2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6},   {3, 1, 3, 5, 3, 10},  {1, 2, 3, 1, 2, 34},
+    {1, 1, 4, 4, 8, 192},    {1, 2, 4, 4, 48, 32}, {1, 1, 3, 7, 12, 128}};
 
-gpu_test::Pass norm_pass(const QkNormVariant& v, const ParamValues& p, const std::vector<at::Tensor>& in3,
-                         int64_t heads, const at::Tensor& seed, bool autocast) {
+gpu_test::Pass norm_pass(const QkNormVariant& v, const ParamValues& p,
+                         const std::vector<at::Tensor>& in3, int64_t heads, const at::Tensor& seed,
+                         bool autocast) {
   trainer::AutocastScope scope({autocast, at::kBFloat16});
   return gpu_test::run_pass(
       [&](const std::vector<at::Tensor>& in) {
@@ -46,8 +48,10 @@ std::vector<std::pair<at::ScalarType, bool>> dtype_cases() {
   return {{at::kFloat, false}, {at::kBFloat16, false}, {at::kBFloat16, true}};
 }
 
-std::string label(const ParamValues& p, at::ScalarType dtype, bool autocast, const std::string& shape) {
-  return "QKNORM " + gpu_test::str(p) + c10::toString(dtype) + (autocast ? " autocast " : " ") + shape;
+std::string label(const ParamValues& p, at::ScalarType dtype, bool autocast,
+                  const std::string& shape) {
+  return "QKNORM " + gpu_test::str(p) + c10::toString(dtype) + (autocast ? " autocast " : " ") +
+         shape;
 }
 
 TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
@@ -66,7 +70,8 @@ TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
       const auto ref = norm_pass(plain_qk_norm(), {}, in, 1, seed, autocast);
       for (const auto& p : params) {
         const auto what = label(p, dtype, autocast, "C=" + std::to_string(s.channels));
-        ASSERT_EQ(fused_qk_norm()->can_implement(qk_norm_problem({x, w, 1e-6, at::Tensor(), 1}), p), Status::kSuccess)
+        ASSERT_EQ(fused_qk_norm()->can_implement(qk_norm_problem({x, w, 1e-6, at::Tensor(), 1}), p),
+                  Status::kSuccess)
             << what;
         gpu_test::expect_same(ref, norm_pass(*fused_qk_norm(), p, in, 1, seed, autocast), what);
       }
@@ -89,12 +94,17 @@ TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
     double offset;
     bool applies;
   };
-  for (const auto& k : std::vector<Case>{{{2, 1280, 1536}, 0.25, true}, {{1, 16, 128}, 0.25, true},
-                                         {{2, 8, 1536}, 0.25, true}, {{3, 7, 1536}, 0.25, true},
-                                         {{2, 9, 1000}, 0.25, true}, {{2, 8, 640}, 0.25, true},
+  for (const auto& k : std::vector<Case>{{{2, 1280, 1536}, 0.25, true},
+                                         {{1, 16, 128}, 0.25, true},
+                                         {{2, 8, 1536}, 0.25, true},
+                                         {{3, 7, 1536}, 0.25, true},
+                                         {{2, 9, 1000}, 0.25, true},
+                                         {{2, 8, 640}, 0.25, true},
                                          {{2, 8, 1540}, 0.25, true},
-                                         {{2, 8, 8160}, 0.25, true}, {{4, 9, 1536}, 40.0, true},
-                                         {{1, 15, 1536}, 0.25, false}, {{2, 16, 124}, 0.25, false}}) {
+                                         {{2, 8, 8160}, 0.25, true},
+                                         {{4, 9, 1536}, 40.0, true},
+                                         {{1, 15, 1536}, 0.25, false},
+                                         {{2, 16, 124}, 0.25, false}}) {
     const auto& s = k.shape;
     for (auto [dtype, autocast] : dtype_cases()) {
       auto x = (at::randn({s.b, s.seq, s.channels}, opts) * 2 + k.offset).to(dtype);
@@ -104,9 +114,10 @@ TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
       const std::vector<at::Tensor> in{x, w, at::Tensor()};
       const auto ref = norm_pass(plain_qk_norm(), {}, in, 1, seed, autocast);
       for (const auto& p : legal_params(family("QKNORM"))) {
-        gpu_test::expect_same(ref, norm_pass(*fused_qk_norm(), p, in, 1, seed, autocast),
-                              label(p, dtype, autocast,
-                                    "row pass " + std::to_string(s.b * s.seq) + "x" + std::to_string(s.channels)));
+        gpu_test::expect_same(
+            ref, norm_pass(*fused_qk_norm(), p, in, 1, seed, autocast),
+            label(p, dtype, autocast,
+                  "row pass " + std::to_string(s.b * s.seq) + "x" + std::to_string(s.channels)));
       }
     }
   }
@@ -123,16 +134,20 @@ TEST(KernelsQkNorm, NormRopeEveryVariantMatchesPlainBitwise) {
       auto opts = at::TensorOptions().device(cuda0());
       auto x = (at::randn({s.b, seq, c}, opts) * 2 - 0.25).to(dtype);
       auto w = at::randn({c}, opts) * 0.5 + 1;
-      auto seed = gpu_test::random_like_with_zeros({s.b, seq, s.heads, s.head_dim}, at::kFloat, cuda0());
+      auto seed =
+          gpu_test::random_like_with_zeros({s.b, seq, s.heads, s.head_dim}, at::kFloat, cuda0());
       const std::vector<at::Tensor> in{x, w, table};
       const auto ref = norm_pass(plain_qk_norm(), {}, in, s.heads, seed, autocast);
       ASSERT_EQ(ref.outputs[0].sizes(), seed.sizes());
       for (const auto& p : params) {
-        const auto what = label(p, dtype, autocast, "rope heads=" + std::to_string(s.heads) +
-                                                        " hd=" + std::to_string(s.head_dim));
-        ASSERT_EQ(fused_qk_norm()->can_implement(qk_norm_problem({x, w, 1e-6, table, s.heads}), p), Status::kSuccess)
+        const auto what =
+            label(p, dtype, autocast,
+                  "rope heads=" + std::to_string(s.heads) + " hd=" + std::to_string(s.head_dim));
+        ASSERT_EQ(fused_qk_norm()->can_implement(qk_norm_problem({x, w, 1e-6, table, s.heads}), p),
+                  Status::kSuccess)
             << what;
-        gpu_test::expect_same(ref, norm_pass(*fused_qk_norm(), p, in, s.heads, seed, autocast), what);
+        gpu_test::expect_same(ref, norm_pass(*fused_qk_norm(), p, in, s.heads, seed, autocast),
+                              what);
       }
     }
   }
@@ -147,12 +162,18 @@ TEST(KernelsQkNorm, CanImplementRefusesWhatItCannotRun) {
   auto table = rope3d_table(1, 2, 3, 8, 10000.0, cuda0());
   EXPECT_EQ(v.can_implement(qk_norm_problem({x, w, 1e-6, at::Tensor(), 1}), p), Status::kSuccess);
   EXPECT_EQ(v.can_implement(qk_norm_problem({x, w, 1e-6, table, 1}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(qk_norm_problem({x.to(at::kHalf), w, 1e-6, at::Tensor(), 1}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(qk_norm_problem({x.transpose(0, 1), w, 1e-6, at::Tensor(), 1}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(qk_norm_problem({x, w.to(at::kBFloat16), 1e-6, at::Tensor(), 1}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(qk_norm_problem({x.cpu(), w.cpu(), 1e-6, at::Tensor(), 1}), p), Status::kSuccess);
-  EXPECT_NE(v.can_implement(qk_norm_problem({x, w, 1e-6, table, 3}), p), Status::kSuccess);  // 8 % 3 != 0
-  EXPECT_NE(v.can_implement(qk_norm_problem({x, w, 1e-6, table.to(at::kFloat), 1}), p), Status::kSuccess);
+  EXPECT_NE(v.can_implement(qk_norm_problem({x.to(at::kHalf), w, 1e-6, at::Tensor(), 1}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(qk_norm_problem({x.transpose(0, 1), w, 1e-6, at::Tensor(), 1}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(qk_norm_problem({x, w.to(at::kBFloat16), 1e-6, at::Tensor(), 1}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(qk_norm_problem({x.cpu(), w.cpu(), 1e-6, at::Tensor(), 1}), p),
+            Status::kSuccess);
+  EXPECT_NE(v.can_implement(qk_norm_problem({x, w, 1e-6, table, 3}), p),
+            Status::kSuccess);  // 8 % 3 != 0
+  EXPECT_NE(v.can_implement(qk_norm_problem({x, w, 1e-6, table.to(at::kFloat), 1}), p),
+            Status::kSuccess);
   EXPECT_NE(v.can_implement(qk_norm_problem({x.view({2, 6, 2, 4}), w, 1e-6, at::Tensor(), 1}), p),
             Status::kSuccess);
 }
@@ -181,7 +202,8 @@ TEST(KernelsQkNorm, FirstCallChecksPassUnderAutocastThenFallBackOnInjectedMismat
   EXPECT_EQ(fallen_back_families(), std::vector<std::string>{"QKNORM"});
   EXPECT_TRUE(bitwise_equal(n, rms_norm_reference(x, w, 1e-6)));
   // Fallen back: the video q/k path runs the two ops (ROPE still fused) and stays exact.
-  EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 12), rms_norm_rope_reference(x, w, 1e-6, table, 12)));
+  EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 12),
+                            rms_norm_rope_reference(x, w, 1e-6, table, 12)));
   select_kernels({});
   testing::reset_first_call_checks();
 }

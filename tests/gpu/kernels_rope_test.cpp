@@ -17,13 +17,17 @@ struct RopeShape {
 // base: 5x16x16 video tokens, 12 heads x 128; then odd ones (one token, pairs not a
 // multiple of the vector width, more heads than pairs).
 const std::vector<RopeShape> kShapes = {
-    {2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6}, {3, 2, 3, 5, 3, 14}, {2, 1, 3, 3, 7, 22}, {1, 3, 1, 1, 2, 10},
+    {2, 5, 16, 16, 12, 128}, {1, 1, 1, 1, 1, 6},  {3, 2, 3, 5, 3, 14},
+    {2, 1, 3, 3, 7, 22},     {1, 3, 1, 1, 2, 10},
 };
 
-gpu_test::Pass rope_pass(const RopeVariant& v, const ParamValues& p, const at::Tensor& x, const at::Tensor& table,
-                         const at::Tensor& seed) {
-  return gpu_test::run_pass([&](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)}; },
-                            {x, table}, {true, false}, {seed});
+gpu_test::Pass rope_pass(const RopeVariant& v, const ParamValues& p, const at::Tensor& x,
+                         const at::Tensor& table, const at::Tensor& seed) {
+  return gpu_test::run_pass(
+      [&](const std::vector<at::Tensor>& in) {
+        return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)};
+      },
+      {x, table}, {true, false}, {seed});
 }
 
 TEST(KernelsRope, EveryVariantMatchesPlainBitwise) {
@@ -40,14 +44,17 @@ TEST(KernelsRope, EveryVariantMatchesPlainBitwise) {
     std::vector<at::ScalarType> dtypes{at::kFloat, at::kBFloat16};
     if (small) dtypes.insert(dtypes.end(), {at::kHalf, at::kDouble});
     for (auto dtype : dtypes) {
-      auto x = gpu_test::random_like_with_zeros({s.b, seq, s.heads, s.head_dim}, dtype, cuda0()) * 4;
+      auto x =
+          gpu_test::random_like_with_zeros({s.b, seq, s.heads, s.head_dim}, dtype, cuda0()) * 4;
       auto seed = gpu_test::random_like_with_zeros(x.sizes(), dtype, cuda0());
       const auto ref = rope_pass(plain_rope(), {}, x, table, seed);
       for (const auto& p : params) {
         const auto problem = rope_problem({x, table});
         ASSERT_EQ(fused_rope()->can_implement(problem, p), Status::kSuccess) << gpu_test::str(p);
         const auto got = rope_pass(*fused_rope(), p, x, table, seed);
-        gpu_test::expect_same(ref, got, "ROPE " + gpu_test::str(p) + c10::toString(dtype) + " S=" + std::to_string(seq));
+        gpu_test::expect_same(
+            ref, got,
+            "ROPE " + gpu_test::str(p) + c10::toString(dtype) + " S=" + std::to_string(seq));
       }
     }
   }
@@ -64,8 +71,10 @@ TEST(KernelsRope, CanImplementRefusesWhatItCannotRun) {
   EXPECT_NE(v.can_implement(rope_problem({x.to(at::kInt), table}), p), Status::kSuccess);
   EXPECT_NE(v.can_implement(rope_problem({x, table.to(at::kFloat)}), p), Status::kSuccess);
   auto flat = at::randn({1 + x.numel()}, x.options());
-  EXPECT_NE(v.can_implement(rope_problem({flat.narrow(0, 1, x.numel()).view(x.sizes()), table}), p), Status::kSuccess);
-  EXPECT_EQ(v.can_implement(rope_problem({x, table}), {{"threads", 100}, {"vec", 2}}), Status::kErrorConstraint);
+  EXPECT_NE(v.can_implement(rope_problem({flat.narrow(0, 1, x.numel()).view(x.sizes()), table}), p),
+            Status::kSuccess);
+  EXPECT_EQ(v.can_implement(rope_problem({x, table}), {{"threads", 100}, {"vec", 2}}),
+            Status::kErrorConstraint);
   // Through the dispatch, a non-contiguous x runs plain and still matches.
   select_kernels({{{"ROPE", true}}, {}});
   auto xt = x.transpose(1, 2).contiguous().transpose(1, 2);

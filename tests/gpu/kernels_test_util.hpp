@@ -39,11 +39,13 @@ using Op = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)
 
 // Runs op on leaves aliasing `inputs` (the differentiable ones require grad), then
 // backward with `seeds` (an undefined seed: that output is left out of the backward).
-inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs, const std::vector<bool>& differentiable,
+inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs,
+                     const std::vector<bool>& differentiable,
                      const std::vector<at::Tensor>& seeds) {
   std::vector<at::Tensor> leaves;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto leaf = inputs[i].defined() ? inputs[i].detach() : inputs[i];  // undefined: an absent optional input
+    auto leaf = inputs[i].defined() ? inputs[i].detach()
+                                    : inputs[i];  // undefined: an absent optional input
     if (differentiable[i] && leaf.defined()) leaf.requires_grad_(true);
     leaves.push_back(leaf);
   }
@@ -62,7 +64,8 @@ inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs, const 
   auto grads = torch::autograd::grad(outs, wrt, gs, /*retain_graph=*/false, /*create_graph=*/false,
                                      /*allow_unused=*/true);
   size_t k = 0;
-  for (const auto& l : leaves) p.grads.push_back(l.defined() && l.requires_grad() ? grads[k++] : at::Tensor());
+  for (const auto& l : leaves)
+    p.grads.push_back(l.defined() && l.requires_grad() ? grads[k++] : at::Tensor());
   for (auto& o : p.outputs) o = o.detach();
   return p;
 }
@@ -83,7 +86,8 @@ inline void expect_same(const Pass& ref, const Pass& got, const std::string& wha
 }
 
 // Random values with a few signed zeros (the "+ 0" cases of the backward).
-inline at::Tensor random_like_with_zeros(at::IntArrayRef sizes, at::ScalarType dtype, c10::Device device) {
+inline at::Tensor random_like_with_zeros(at::IntArrayRef sizes, at::ScalarType dtype,
+                                         c10::Device device) {
   auto t = at::randn(sizes, at::TensorOptions().dtype(at::kFloat).device(device)).to(dtype);
   if (t.numel() >= 4) {
     t.view(-1).narrow(0, 0, 2).fill_(-0.0);

@@ -2,10 +2,10 @@
 // repeats bitwise, every available switch that applies to lm is bitwise (or, tolerance
 // class, finite and close) against the default, and lm_osft runs; CUDA_GRAPHS bitwise
 // on un-checkpointed blocks (lm and lm_osft) and capturable with every SDPA backend.
-#include "trainer/switches/switch_table.hpp"
-#include "trainer/workload/workload.hpp"
-#include "trainer/trainer_harness.hpp"
 #include "gpu_run_compare.hpp"
+#include "trainer/switches/switch_table.hpp"
+#include "trainer/trainer_harness.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,10 +22,11 @@ using testing::TrainerRun;
 // `speedgate-train run` on an lm workload (small, 4 steps, micro-batch 4, grad-accum 2),
 // through the trainer tests' harness.
 TrainerRun run_lm(const std::string& workload, const gpu_test::Env& env) {
-  return testing::run_trainer("run --workload " + workload +
-                                  " --size small --steps 4 --seed 0 --micro-batch 4 --grad-accum 2 --warmup-steps 1"
-                                  " --eval-batches 1",
-                              env);
+  return testing::run_trainer(
+      "run --workload " + workload +
+          " --size small --steps 4 --seed 0 --micro-batch 4 --grad-accum 2 --warmup-steps 1"
+          " --eval-batches 1",
+      env);
 }
 
 const TrainerRun& lm_baseline() {
@@ -50,7 +51,8 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
     for (const auto& v : s.values) {
       if (v == s.default_value) continue;
       std::map<std::string, std::string> env{{s.env(), v}};
-      for (const auto& req : s.requires) env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+      for (const auto& req : s.requires)
+        env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
       const auto r = run_lm("lm", env);
       const std::string label = s.env() + "=" + v;
       ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
@@ -66,7 +68,8 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
         EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
       } else {
         gpu_test::expect_close_losses(base, r.result, label);  // bf16 autocast rounding
-        EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"]) << label;
+        EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"])
+            << label;
       }
     }
   }
@@ -100,7 +103,8 @@ TEST(GpuLmIdentity, CudaGraphsBitwiseOnUncheckpointedBlocks) {
 // The SDPA backends are capturable (no host sync inside a block): each runs graphed and
 // stays close to the same backend without graphs (their backward is not deterministic).
 TEST(GpuLmIdentity, CudaGraphsCaptureEverySdpaBackend) {
-  gpu_test::expect_every_sdpa_backend_graphs([](const gpu_test::Env& env) { return run_lm("lm", env); }, "lm.0");
+  gpu_test::expect_every_sdpa_backend_graphs(
+      [](const gpu_test::Env& env) { return run_lm("lm", env); }, "lm.0");
 }
 
 TEST(GpuLmIdentity, OsftRunsAndRepeats) {

@@ -21,7 +21,8 @@ TEST(GpuPresets, CommittedPresetsRunOnTheGpu) {
     if (!std::filesystem::exists(preset)) continue;
     SCOPED_TRACE(preset);
     const auto run = sg::trainer::testing::run_trainer(
-        "run --workload wam --size small --steps 2 --seed 0 --micro-batch 2 --grad-accum 1 --warmup-steps 1"
+        "run --workload wam --size small --steps 2 --seed 0 --micro-batch 2 --grad-accum 1 "
+        "--warmup-steps 1"
         " --eval-batches 0 --preset " +
         preset);
     ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
@@ -33,7 +34,9 @@ TEST(GpuPresets, CommittedPresetsRunOnTheGpu) {
       if (line.empty() || line[0] == '#') continue;
       const auto eq = line.find('=');
       ASSERT_NE(eq, std::string::npos) << line;
-      EXPECT_EQ(result.at("switches").at(line.substr(0, eq)).get<std::string>(), line.substr(eq + 1)) << line;
+      EXPECT_EQ(result.at("switches").at(line.substr(0, eq)).get<std::string>(),
+                line.substr(eq + 1))
+          << line;
     }
     ++checked;
   }

@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
-  const std::string trainer = std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
+  const std::string trainer =
+      std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
   ASSERT_EQ(run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code, 0)
       << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
   const fs::path dir = fs::temp_directory_path() / ("sg-adapter-" + std::to_string(::getpid()));
@@ -27,11 +28,12 @@ TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
   const std::string db = (dir / "store.db").string();
   const std::string presets = (dir / "presets").string();
 
-  const auto tune = run_command(bin("speedgate") + " tune --workload cnn --size tiny --db " + db +
-                                " --trainer " + trainer +
-                                " --budget-trials 40 --steps 4 --plan screen,greedy --presets-out " +
-                                presets + " --json 2>" + (dir / "tune.log").string());
-  ASSERT_EQ(tune.exit_code, 0) << tune.out << run_command("tail -40 " + (dir / "tune.log").string()).out;
+  const auto tune =
+      run_command(bin("speedgate") + " tune --workload cnn --size tiny --db " + db + " --trainer " +
+                  trainer + " --budget-trials 40 --steps 4 --plan screen,greedy --presets-out " +
+                  presets + " --json 2>" + (dir / "tune.log").string());
+  ASSERT_EQ(tune.exit_code, 0) << tune.out
+                               << run_command("tail -40 " + (dir / "tune.log").string()).out;
   const auto summary = nlohmann::json::parse(tune.out);
   EXPECT_FALSE(summary.empty());
 
@@ -45,10 +47,11 @@ TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty() || line[0] == '#') continue;
-      EXPECT_TRUE(envs.count(line.substr(0, line.find('=')))) << "not the adapter's switch: " << line;
+      EXPECT_TRUE(envs.count(line.substr(0, line.find('='))))
+          << "not the adapter's switch: " << line;
     }
-    const auto check = run_command(bin("speedgate") + " presets check " + file.string() + " --trainer " +
-                                   trainer + " 2>&1");
+    const auto check = run_command(bin("speedgate") + " presets check " + file.string() +
+                                   " --trainer " + trainer + " 2>&1");
     EXPECT_EQ(check.exit_code, 0) << check.out;
   }
   EXPECT_TRUE(fs::exists(fs::path(presets) / "README.md"));

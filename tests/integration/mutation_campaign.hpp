@@ -16,9 +16,9 @@
 namespace sg::test {
 
 struct MutationCampaign {
-  nlohmann::json summary;                      // report --json
+  nlohmann::json summary;  // report --json
   std::map<std::string, nlohmann::json> by_config;
-  std::string report_text;                     // for failure messages
+  std::string report_text;  // for failure messages
   // The evaluation of `key`, null when it was not evaluated.
   nlohmann::json verdict(const std::string& key) const {
     auto it = by_config.find(key);
@@ -33,10 +33,11 @@ inline void run_mutation_campaign(const std::string& env, const std::string& tar
                                   const std::filesystem::path& dir, MutationCampaign* out) {
   const std::string db = (dir / "store.db").string();
   const std::string log = (dir / "tune.log").string();
-  const auto tune = run_command(env + " " + bin("speedgate") + " tune " + target + " --db " + db +
-                                " --steps 4 --screen-steps 4 --plan screen --threads 1 --seeds 0,1000 "
-                                "--repeats 2 --max-repeats 2 --noise-pairs 2 --presets-out " +
-                                (dir / "presets").string() + " 2>" + log);
+  const auto tune =
+      run_command(env + " " + bin("speedgate") + " tune " + target + " --db " + db +
+                  " --steps 4 --screen-steps 4 --plan screen --threads 1 --seeds 0,1000 "
+                  "--repeats 2 --max-repeats 2 --noise-pairs 2 --presets-out " +
+                  (dir / "presets").string() + " 2>" + log);
   ASSERT_EQ(tune.exit_code, 0) << run_command("tail -40 " + log).out;
   const auto report = run_command(bin("speedgate") + " report --json --db " + db);
   ASSERT_EQ(report.exit_code, 0) << report.out;

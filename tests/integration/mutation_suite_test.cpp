@@ -20,30 +20,32 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
-  const std::string trainer = std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
+  const std::string trainer =
+      std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
   ASSERT_EQ(run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code, 0)
       << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
   const fs::path dir = fs::temp_directory_path() / ("sg-mutants-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   MutationCampaign c;
-  ASSERT_NO_FATAL_FAILURE(run_mutation_campaign("SPEEDGATE_ADAPTER_MUTANTS=1",
-                                                "--workload cnn --size tiny --trainer " + trainer, dir, &c));
+  ASSERT_NO_FATAL_FAILURE(run_mutation_campaign(
+      "SPEEDGATE_ADAPTER_MUTANTS=1", "--workload cnn --size tiny --trainer " + trainer, dir, &c));
   const auto verdict = [&](const std::string& key) { return c.verdict(key); };
   const auto& summary = c.summary;
   // Recipe changes whose effect at 4 or 16 steps exceeds 2x the rounding band (measured:
   // docs/controller.md): every one must fail the gate.
-  for (const char* key : {"MUT_LR_10=1", "MUT_LR_3=1", "MUT_CLIP=1", "MUT_DROP_POSITIONS=1", "MUT_WARMUP=1",
-                          "MUT_LABEL_SMOOTH=1"}) {
+  for (const char* key : {"MUT_LR_10=1", "MUT_LR_3=1", "MUT_CLIP=1", "MUT_DROP_POSITIONS=1",
+                          "MUT_WARMUP=1", "MUT_LABEL_SMOOTH=1"}) {
     const auto e = verdict(key);
     ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
     EXPECT_EQ(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
     EXPECT_EQ(e.at("gate_class"), "tolerance") << key;
-    EXPECT_NE(e.at("reason").get<std::string>().find("rounding band"), std::string::npos) << e.at("reason");
+    EXPECT_NE(e.at("reason").get<std::string>().find("rounding band"), std::string::npos)
+        << e.at("reason");
   }
   // Rounding-only switches (tolerance) and no-ops (bitwise) keep the gate's trust.
-  for (const char* key : {"ROUND_BF16_AUTOCAST=1", "ROUND_EINSUM_HEAD=1", "NOOP_A=1", "NOOP_B=1", "NOOP_C=1",
-                          "SKIP_REDUNDANT=1"}) {
+  for (const char* key : {"ROUND_BF16_AUTOCAST=1", "ROUND_EINSUM_HEAD=1", "NOOP_A=1", "NOOP_B=1",
+                          "NOOP_C=1", "SKIP_REDUNDANT=1"}) {
     const auto e = verdict(key);
     ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
     EXPECT_NE(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
@@ -65,7 +67,8 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
   // The presets README says which band gated the tolerance class.
   const auto readme = run_command("cat " + (dir / "presets" / "README.md").string());
-  EXPECT_NE(readme.out.find("no (gated by 2x the rounding band; the seed band as outer bound)"), std::string::npos)
+  EXPECT_NE(readme.out.find("no (gated by 2x the rounding band; the seed band as outer bound)"),
+            std::string::npos)
       << readme.out;
   EXPECT_NE(readme.out.find("## What each preset carries"), std::string::npos) << readme.out;
   fs::remove_all(dir);

@@ -26,6 +26,8 @@ inline CommandResult run_command(const std::string& command_line) {
   return result;
 }
 
-inline std::string bin(const std::string& name) { return std::string(SPEEDGATE_BIN_DIR) + "/" + name; }
+inline std::string bin(const std::string& name) {
+  return std::string(SPEEDGATE_BIN_DIR) + "/" + name;
+}
 
 }  // namespace sg::test

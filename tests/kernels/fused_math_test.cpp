@@ -4,9 +4,9 @@
 // the rounding steps and the engine's accumulation semantics (the "+ 0" of summed
 // zero-filled select/slice grads, the dtype casts, sum_to for broadcast operands) that
 // the CUDA kernels must reproduce; tests/gpu/kernels_*_test.cpp then check the kernels.
+#include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/adaln/adaln.hpp"
 #include "kernels/cat/cat.hpp"
-#include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/common/dispatch.hpp"
 #include "kernels/rope/rope.hpp"
 
@@ -45,10 +45,14 @@ at::Tensor rope_emulate_t(const at::Tensor& in, const at::Tensor& table, bool ba
 
 at::Tensor rope_emulate(const at::Tensor& x, const at::Tensor& table, bool backward) {
   switch (x.scalar_type()) {
-    case at::kFloat: return rope_emulate_t<float>(x, table, backward);
-    case at::kDouble: return rope_emulate_t<double>(x, table, backward);
-    case at::kBFloat16: return rope_emulate_t<c10::BFloat16>(x, table, backward);
-    default: return rope_emulate_t<c10::Half>(x, table, backward);
+    case at::kFloat:
+      return rope_emulate_t<float>(x, table, backward);
+    case at::kDouble:
+      return rope_emulate_t<double>(x, table, backward);
+    case at::kBFloat16:
+      return rope_emulate_t<c10::BFloat16>(x, table, backward);
+    default:
+      return rope_emulate_t<c10::Half>(x, table, backward);
   }
 }
 
@@ -59,8 +63,9 @@ struct RopeCase {
 
 TEST(FusedMath, RopeForwardAndBackwardMatchReferenceBitwise) {
   const std::vector<RopeCase> cases = {
-      {2, 3, 2, 2, 3, 12, at::kFloat},   {1, 2, 3, 5, 2, 14, at::kBFloat16}, {2, 1, 1, 3, 1, 6, at::kDouble},
-      {1, 2, 2, 3, 3, 18, at::kHalf},    {1, 5, 4, 4, 2, 32, at::kFloat},    {3, 1, 1, 1, 1, 8, at::kBFloat16},
+      {2, 3, 2, 2, 3, 12, at::kFloat}, {1, 2, 3, 5, 2, 14, at::kBFloat16},
+      {2, 1, 1, 3, 1, 6, at::kDouble}, {1, 2, 2, 3, 3, 18, at::kHalf},
+      {1, 5, 4, 4, 2, 32, at::kFloat}, {3, 1, 1, 1, 1, 8, at::kBFloat16},
   };
   at::manual_seed(3);
   for (const auto& c : cases) {
@@ -78,27 +83,31 @@ TEST(FusedMath, RopeForwardAndBackwardMatchReferenceBitwise) {
 }
 
 template <typename TN>
-at::Tensor modulate_forward_emulate(const at::Tensor& normed, const at::Tensor& scale, const at::Tensor& shift) {
+at::Tensor modulate_forward_emulate(const at::Tensor& normed, const at::Tensor& scale,
+                                    const at::Tensor& shift) {
   auto out = at::empty(normed.sizes(), normed.options().dtype(at::kFloat));
   const int64_t c = normed.size(2), s = normed.size(1);
   auto n = normed.contiguous();
-  auto sc = scale.expand({normed.size(0), 1, c}).contiguous(), sh = shift.expand({normed.size(0), 1, c}).contiguous();
+  auto sc = scale.expand({normed.size(0), 1, c}).contiguous(),
+       sh = shift.expand({normed.size(0), 1, c}).contiguous();
   for (int64_t i = 0; i < n.numel(); ++i) {
     const int64_t m = (i / c / s) * c + i % c;
-    out.data_ptr<float>()[i] =
-        fm::modulate_forward(fm::to_float(n.data_ptr<TN>()[i]), sc.data_ptr<float>()[m], sh.data_ptr<float>()[m]);
+    out.data_ptr<float>()[i] = fm::modulate_forward(
+        fm::to_float(n.data_ptr<TN>()[i]), sc.data_ptr<float>()[m], sh.data_ptr<float>()[m]);
   }
   return out;
 }
 
 // The fused modulate's backward: per-element pass, then ATen's reductions.
 template <typename TN>
-std::vector<at::Tensor> modulate_backward_emulate(const at::Tensor& g, const at::Tensor& x, const at::Tensor& shift,
-                                                  const at::Tensor& scale, double eps) {
+std::vector<at::Tensor> modulate_backward_emulate(const at::Tensor& g, const at::Tensor& x,
+                                                  const at::Tensor& shift, const at::Tensor& scale,
+                                                  double eps) {
   auto [normed, mean, rstd] = at::native_layer_norm(x, {x.size(2)}, {}, {}, eps);
   const int64_t c = x.size(2), s = x.size(1);
   auto sc = scale.expand({x.size(0), 1, c}).contiguous();
-  auto g_normed = at::empty_like(normed), prod = at::empty(normed.sizes(), normed.options().dtype(at::kFloat));
+  auto g_normed = at::empty_like(normed),
+       prod = at::empty(normed.sizes(), normed.options().dtype(at::kFloat));
   for (int64_t i = 0; i < normed.numel(); ++i) {
     float gn, gs;
     fm::modulate_backward(g.data_ptr<float>()[i], fm::to_float(normed.data_ptr<TN>()[i]),
@@ -106,7 +115,8 @@ std::vector<at::Tensor> modulate_backward_emulate(const at::Tensor& g, const at:
     g_normed.data_ptr<TN>()[i] = fm::from_float<TN>(gn);
     prod.data_ptr<float>()[i] = gs;
   }
-  auto dx = std::get<0>(at::native_layer_norm_backward(g_normed, x, {c}, mean, rstd, {}, {}, {true, false, false}));
+  auto dx = std::get<0>(
+      at::native_layer_norm_backward(g_normed, x, {c}, mean, rstd, {}, {}, {true, false, false}));
   return {dx, at::sum_to(g, shift.sizes()), at::sum_to(prod, scale.sizes())};
 }
 
@@ -119,18 +129,22 @@ TEST(FusedMath, ModulateForwardAndBackwardMatchReferenceBitwise) {
       auto mod = at::randn({b, 6, c});  // shift/scale are chunks: [B, 1, C] with batch stride 6C
       auto chunks = mod.chunk(6, 1);
       auto xr = x.clone().requires_grad_(true);
-      auto shift = chunks[0].detach().requires_grad_(true), scale = chunks[1].detach().requires_grad_(true);
+      auto shift = chunks[0].detach().requires_grad_(true),
+           scale = chunks[1].detach().requires_grad_(true);
       auto y = adaln_modulate_reference(xr, shift, scale, 1e-6);
       ASSERT_EQ(y.scalar_type(), at::kFloat);
       auto normed = std::get<0>(at::native_layer_norm(x, {c}, {}, {}, 1e-6));
-      auto fwd = dtype == at::kFloat ? modulate_forward_emulate<float>(normed, scale.detach(), shift.detach())
-                                     : modulate_forward_emulate<c10::BFloat16>(normed, scale.detach(), shift.detach());
+      auto fwd =
+          dtype == at::kFloat
+              ? modulate_forward_emulate<float>(normed, scale.detach(), shift.detach())
+              : modulate_forward_emulate<c10::BFloat16>(normed, scale.detach(), shift.detach());
       EXPECT_TRUE(bitwise_equal(fwd, y.detach())) << dtype;
       auto g = at::randn(y.sizes());
       y.backward(g);
       auto bwd = dtype == at::kFloat
                      ? modulate_backward_emulate<float>(g, x, shift.detach(), scale.detach(), 1e-6)
-                     : modulate_backward_emulate<c10::BFloat16>(g, x, shift.detach(), scale.detach(), 1e-6);
+                     : modulate_backward_emulate<c10::BFloat16>(g, x, shift.detach(),
+                                                                scale.detach(), 1e-6);
       EXPECT_TRUE(bitwise_equal(bwd[0], xr.grad())) << dtype;
       EXPECT_TRUE(bitwise_equal(bwd[1], shift.grad())) << dtype;
       EXPECT_TRUE(bitwise_equal(bwd[2], scale.grad())) << dtype;
@@ -139,8 +153,8 @@ TEST(FusedMath, ModulateForwardAndBackwardMatchReferenceBitwise) {
 }
 
 template <typename TX, typename TY>
-std::vector<at::Tensor> gated_emulate(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate,
-                                      const at::Tensor& g) {
+std::vector<at::Tensor> gated_emulate(const at::Tensor& x, const at::Tensor& y,
+                                      const at::Tensor& gate, const at::Tensor& g) {
   const int64_t c = x.size(2), s = x.size(1);
   auto gt = gate.expand({x.size(0), 1, c}).contiguous();
   auto out = at::empty(x.sizes(), x.options().dtype(at::kFloat));
@@ -171,9 +185,12 @@ TEST(FusedMath, GatedResidualForwardAndBackwardMatchReferenceBitwise) {
       auto g = at::randn(out.sizes());
       out.backward(g);
       std::vector<at::Tensor> emu;
-      if (xt == at::kFloat && yt == at::kFloat) emu = gated_emulate<float, float>(x, y, gate.detach(), g);
-      if (xt == at::kFloat && yt == at::kBFloat16) emu = gated_emulate<float, c10::BFloat16>(x, y, gate.detach(), g);
-      if (xt == at::kBFloat16 && yt == at::kFloat) emu = gated_emulate<c10::BFloat16, float>(x, y, gate.detach(), g);
+      if (xt == at::kFloat && yt == at::kFloat)
+        emu = gated_emulate<float, float>(x, y, gate.detach(), g);
+      if (xt == at::kFloat && yt == at::kBFloat16)
+        emu = gated_emulate<float, c10::BFloat16>(x, y, gate.detach(), g);
+      if (xt == at::kBFloat16 && yt == at::kFloat)
+        emu = gated_emulate<c10::BFloat16, float>(x, y, gate.detach(), g);
       if (xt == at::kBFloat16 && yt == at::kBFloat16) {
         emu = gated_emulate<c10::BFloat16, c10::BFloat16>(x, y, gate.detach(), g);
       }
@@ -235,15 +252,18 @@ TEST(FusedMath, SplitBackwardIsPlusZeroJoinOfBothGrads) {
     auto expect = at::cat({gv, ga}, 1);
     auto flat = expect.view(-1);
     if (dtype == at::kDouble) {
-      for (int64_t i = 0; i < flat.numel(); ++i) flat.data_ptr<double>()[i] = fm::plus_zero(flat.data_ptr<double>()[i]);
+      for (int64_t i = 0; i < flat.numel(); ++i)
+        flat.data_ptr<double>()[i] = fm::plus_zero(flat.data_ptr<double>()[i]);
     } else if (dtype == at::kFloat) {
-      for (int64_t i = 0; i < flat.numel(); ++i) flat.data_ptr<float>()[i] = fm::plus_zero(flat.data_ptr<float>()[i]);
+      for (int64_t i = 0; i < flat.numel(); ++i)
+        flat.data_ptr<float>()[i] = fm::plus_zero(flat.data_ptr<float>()[i]);
     } else {
       auto* p = flat.data_ptr<c10::BFloat16>();
       for (int64_t i = 0; i < flat.numel(); ++i) p[i] = fm::plus_zero(p[i]);
     }
     EXPECT_TRUE(bitwise_equal(expect, joint.grad())) << dtype;
-    EXPECT_FALSE(bitwise_equal(at::cat({gv, ga}, 1), joint.grad())) << "signed zeros must be canonicalised";
+    EXPECT_FALSE(bitwise_equal(at::cat({gv, ga}, 1), joint.grad()))
+        << "signed zeros must be canonicalised";
   }
   // One grad missing: a raw copy next to zeros (no "+ 0").
   auto joint = at::randn({1, 4, 3}).requires_grad_(true);

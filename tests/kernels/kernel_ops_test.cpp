@@ -20,7 +20,8 @@ class TestRope final : public RopeVariant {
   explicit TestRope(bool wrong) : wrong_(wrong) {}
   std::string name() const override { return wrong_ ? "test_wrong" : "test_exact"; }
   Status can_implement(const Problem& p, const ParamValues&) const override {
-    return p.contiguous && p.operands_match && p.dtype == at::kFloat ? Status::kSuccess : Status::kErrorNotSupported;
+    return p.contiguous && p.operands_match && p.dtype == at::kFloat ? Status::kSuccess
+                                                                     : Status::kErrorNotSupported;
   }
   at::Tensor run(const RopeArgs& args, const ParamValues&) const override {
     ++calls;
@@ -43,9 +44,11 @@ class TestCat final : public CatVariant {
     ++calls;
     return at::cat({a.video, a.action}, 1);
   }
-  std::pair<at::Tensor, at::Tensor> split(const at::Tensor& j, int64_t n, const ParamValues&) const override {
+  std::pair<at::Tensor, at::Tensor> split(const at::Tensor& j, int64_t n,
+                                          const ParamValues&) const override {
     ++calls;
-    return {j.narrow(1, 0, n).clone(), j.narrow(1, n, j.size(1) - n).clone()};  // clone: grads still match
+    return {j.narrow(1, 0, n).clone(),
+            j.narrow(1, n, j.size(1) - n).clone()};  // clone: grads still match
   }
   mutable std::atomic<int> calls{0};
 };
@@ -57,7 +60,8 @@ class TestQkNorm final : public QkNormVariant {
   explicit TestQkNorm(bool wrong) : wrong_(wrong) {}
   std::string name() const override { return "test_qk_norm"; }
   Status can_implement(const Problem& p, const ParamValues&) const override {
-    return p.operands_match && p.dtype == at::kFloat ? Status::kSuccess : Status::kErrorNotSupported;
+    return p.operands_match && p.dtype == at::kFloat ? Status::kSuccess
+                                                     : Status::kErrorNotSupported;
   }
   at::Tensor run(const QkNormArgs& a, const ParamValues&) const override {
     ++(a.table.defined() ? rope_calls : norm_calls);
@@ -89,7 +93,8 @@ TEST_F(KernelOps, UnselectedFamiliesRunPlain) {
   auto s = joint_split(joint_cat(v, a), 3);
   EXPECT_TRUE(bitwise_equal(s.first, v));
   auto mod = at::randn({2, 6, 4}).chunk(6, 1);
-  EXPECT_TRUE(bitwise_equal(adaln_modulate(v, mod[0], mod[1], 1e-6), adaln_modulate_reference(v, mod[0], mod[1], 1e-6)));
+  EXPECT_TRUE(bitwise_equal(adaln_modulate(v, mod[0], mod[1], 1e-6),
+                            adaln_modulate_reference(v, mod[0], mod[1], 1e-6)));
   EXPECT_TRUE(bitwise_equal(gated_residual(v, v, mod[2]), gated_residual_reference(v, v, mod[2])));
 }
 
@@ -209,7 +214,8 @@ TEST_F(KernelOps, QkNormRunsFusedAndNormRopeNeedsRopeSelectedToo) {
   KernelSelection sel;
   sel.fused["QKNORM"] = true;
   select_kernels(sel);
-  EXPECT_TRUE(bitwise_equal(rms_norm(x, w, 1e-6).detach(), rms_norm_reference(x.detach(), w.detach(), 1e-6)));
+  EXPECT_TRUE(bitwise_equal(rms_norm(x, w, 1e-6).detach(),
+                            rms_norm_reference(x.detach(), w.detach(), 1e-6)));
   EXPECT_GE(exact.norm_calls.load(), 2);  // first-call comparison and the call
   // Without ROPE selected the video q/k path is the two ops: the fused norm, plain rope.
   EXPECT_TRUE(bitwise_equal(rms_norm_rope(x, w, 1e-6, table, 2).detach(), ref));

@@ -29,7 +29,8 @@ T warp_tree(std::array<T, 32> lanes, Combine&& combine) {
   int level = 0;
   for (int offset = 16; offset > 0; offset >>= 1, ++level) {
     const auto before = lanes;
-    for (int l = 0; l < 32; ++l) lanes[l] = combine(level, before[l], before[l + offset < 32 ? l + offset : l]);
+    for (int l = 0; l < 32; ++l)
+      lanes[l] = combine(level, before[l], before[l + offset < 32 ? l + offset : l]);
   }
   return lanes[0];
 }
@@ -59,7 +60,8 @@ std::pair<float, float> row_stats(const float* row, int n, Combine&& combine) {
 
 // With ATen's dividing combines.
 std::pair<float, float> row_stats(const float* row, int n) {
-  return row_stats(row, n, [](int, fm::WelfordLN b, fm::WelfordLN a) { return fm::welford_combine(b, a); });
+  return row_stats(row, n,
+                   [](int, fm::WelfordLN b, fm::WelfordLN a) { return fm::welford_combine(b, a); });
 }
 
 // With the fused forward's combines for rows that fill every thread's register slots
@@ -96,8 +98,8 @@ struct Emulated {
 };
 
 // x [B, S, C] float32, shift/scale [B, 1, C], g the grad of the output.
-Emulated emulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale, const at::Tensor& g,
-                 float eps) {
+Emulated emulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale,
+                 const at::Tensor& g, float eps) {
   const int64_t seq = x.size(1), n = x.size(2), rows = x.size(0) * seq;
   auto out = at::empty_like(x), dx = at::empty_like(x);
   for (int64_t r = 0; r < rows; ++r) {
@@ -112,13 +114,14 @@ Emulated emulate(const at::Tensor& x, const at::Tensor& shift, const at::Tensor&
       out.data_ptr<float>()[r * n + c] =
           fm::modulate_forward(fm::layer_norm_normalize(xr[c], mean, rstd), sc[c], sh[c]);
       const int t = static_cast<int>((c / kVec) % kThreads);
-      fm::layer_norm_grad_terms(fm::modulate_grad_normed(gr[c], sc[c]), xr[c], mean, rstd, sum1[t], sum2[t]);
+      fm::layer_norm_grad_terms(fm::modulate_grad_normed(gr[c], sc[c]), xr[c], mean, rstd, sum1[t],
+                                sum2[t]);
     }
     const float s1 = row_sum(sum1), s2 = row_sum(sum2), fn = static_cast<float>(n);
     const float term1 = fm::fmul(fm::fdiv(1.0f, fn), rstd);
     for (int64_t c = 0; c < n; ++c) {
-      dx.data_ptr<float>()[r * n + c] =
-          fm::layer_norm_grad_input(fm::modulate_grad_normed(gr[c], sc[c]), xr[c], mean, rstd, s1, s2, fn, term1);
+      dx.data_ptr<float>()[r * n + c] = fm::layer_norm_grad_input(
+          fm::modulate_grad_normed(gr[c], sc[c]), xr[c], mean, rstd, s1, s2, fn, term1);
     }
   }
   return {out, dx};
@@ -128,7 +131,8 @@ TEST(LayerNormOrder, EmulatedLayerNormModulateMatchesLibTorchWithinRounding) {
   at::manual_seed(21);
   // C = 36 and 96: fewer vectors than threads; 1536: the model's width (3 per thread);
   // offset 300: rows whose mean is far from zero.
-  for (const auto& [b, seq, c] : std::vector<std::array<int64_t, 3>>{{2, 5, 36}, {1, 3, 96}, {2, 2, 1536}}) {
+  for (const auto& [b, seq, c] :
+       std::vector<std::array<int64_t, 3>>{{2, 5, 36}, {1, 3, 96}, {2, 2, 1536}}) {
     for (double offset : {0.0, 300.0}) {
       auto x = at::randn({b, seq, c}) * 3 + offset;
       auto mod = (at::randn({b, 6, c}) * 0.5).chunk(6, 1);
@@ -141,8 +145,8 @@ TEST(LayerNormOrder, EmulatedLayerNormModulateMatchesLibTorchWithinRounding) {
       auto dx = torch::autograd::grad({out}, {xr}, {g})[0];
       const std::string what = "C=" + std::to_string(c) + " offset " + std::to_string(offset);
       EXPECT_TRUE(at::allclose(emulated.out, out.detach(), 1e-4, 1e-4)) << what;
-      EXPECT_TRUE(at::allclose(emulated.dx, dx, 1e-3, 1e-4)) << what << " max diff "
-                                                            << (emulated.dx - dx).abs().max().item<float>();
+      EXPECT_TRUE(at::allclose(emulated.dx, dx, 1e-3, 1e-4))
+          << what << " max diff " << (emulated.dx - dx).abs().max().item<float>();
     }
   }
 }

@@ -29,23 +29,27 @@ Geometry geometry(const at::Tensor& x, const at::Tensor& table, int64_t heads) {
 // (cos, sin) of the pair holding element e.
 std::pair<double, double> angle(const Geometry& g, const at::Tensor& table, int64_t e) {
   const int64_t row = e / g.channels, c = e % g.channels;
-  const double* t = table.data_ptr<double>() + ((row % g.seq) * g.half_head + (c / 2) % g.half_head) * 2;
+  const double* t =
+      table.data_ptr<double>() + ((row % g.seq) * g.half_head + (c / 2) % g.half_head) * 2;
   return {t[0], t[1]};
 }
 
 template <typename T>
-std::pair<at::Tensor, at::Tensor> forward_emulate(const at::Tensor& x, const at::Tensor& w, double eps,
-                                                  const at::Tensor& table, int64_t heads) {
+std::pair<at::Tensor, at::Tensor> forward_emulate(const at::Tensor& x, const at::Tensor& w,
+                                                  double eps, const at::Tensor& table,
+                                                  int64_t heads) {
   const Geometry geo = geometry(x, table, heads);
   const T* xp = x.data_ptr<T>();
   const float* wp = w.data_ptr<float>();
   auto sq = at::empty(x.sizes(), x.options().dtype(at::kFloat));
-  for (int64_t e = 0; e < x.numel(); ++e) sq.data_ptr<float>()[e] = fm::rms_square(fm::to_float(xp[e]));
+  for (int64_t e = 0; e < x.numel(); ++e)
+    sq.data_ptr<float>()[e] = fm::rms_square(fm::to_float(xp[e]));
   auto r = at::rsqrt(sq.mean(-1, /*keepdim=*/true) + eps);
   auto out = at::empty(x.sizes(), x.options().dtype(at::kFloat));
   float* op = out.data_ptr<float>();
   for (int64_t e = 0; e < x.numel(); ++e) {
-    op[e] = fm::rms_normalize<T>(fm::to_float(xp[e]), r.data_ptr<float>()[e / geo.channels], wp[e % geo.channels]);
+    op[e] = fm::rms_normalize<T>(fm::to_float(xp[e]), r.data_ptr<float>()[e / geo.channels],
+                                 wp[e % geo.channels]);
   }
   if (geo.rope) {
     for (int64_t e = 0; e < x.numel(); e += 2) {
@@ -61,8 +65,9 @@ std::pair<at::Tensor, at::Tensor> forward_emulate(const at::Tensor& x, const at:
 
 // Returns (x's grad, w's grad) for the output grad g (float32, x's element count).
 template <typename T>
-std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, const at::Tensor& x, const at::Tensor& w,
-                                                   const at::Tensor& r, const at::Tensor& table, int64_t heads) {
+std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, const at::Tensor& x,
+                                                   const at::Tensor& w, const at::Tensor& r,
+                                                   const at::Tensor& table, int64_t heads) {
   const Geometry geo = geometry(x, table, heads);
   auto g = g_out.contiguous().view(x.sizes()).clone();
   float* gp = g.data_ptr<float>();
@@ -80,8 +85,9 @@ std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, cons
   const float* rp = r.data_ptr<float>();
   auto g_r_elem = at::empty(x.sizes(), g.options()), g_w_elem = at::empty(x.sizes(), g.options());
   for (int64_t e = 0; e < x.numel(); ++e) {
-    fm::rms_backward_products<T>(gp[e], fm::to_float(xp[e]), rp[e / geo.channels], wp[e % geo.channels],
-                                 g_r_elem.data_ptr<float>()[e], g_w_elem.data_ptr<float>()[e]);
+    fm::rms_backward_products<T>(gp[e], fm::to_float(xp[e]), rp[e / geo.channels],
+                                 wp[e % geo.channels], g_r_elem.data_ptr<float>()[e],
+                                 g_w_elem.data_ptr<float>()[e]);
   }
   auto g_r = at::sum_to(g_r_elem, r.sizes());
   auto g_w = at::sum_to(g_w_elem, w.sizes());
@@ -89,8 +95,8 @@ std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, cons
   auto gx = at::empty(x.sizes(), x.options());
   for (int64_t e = 0; e < x.numel(); ++e) {
     const int64_t row = e / geo.channels;
-    gx.data_ptr<T>()[e] = fm::rms_grad_input<T>(gp[e], fm::to_float(xp[e]), rp[row], wp[e % geo.channels],
-                                                g_mean.data_ptr<float>()[row]);
+    gx.data_ptr<T>()[e] = fm::rms_grad_input<T>(
+        gp[e], fm::to_float(xp[e]), rp[row], wp[e % geo.channels], g_mean.data_ptr<float>()[row]);
   }
   return {gx, g_w};
 }
@@ -106,11 +112,13 @@ void check(const Case& k, bool rope) {
   auto x = (at::randn({k.b, s, c}) * 3 + 0.5).to(k.dtype);
   auto w = at::randn({c}) * 0.5 + 1;
   auto xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
-  auto y = rope ? rms_norm_rope_reference(xr, wr, 1e-6, table, k.heads) : rms_norm_reference(xr, wr, 1e-6);
+  auto y = rope ? rms_norm_rope_reference(xr, wr, 1e-6, table, k.heads)
+                : rms_norm_reference(xr, wr, 1e-6);
   ASSERT_EQ(y.scalar_type(), at::kFloat);
   auto g = at::randn(y.sizes());
   y.backward(g);
-  const std::string what = std::string(c10::toString(k.dtype)) + (rope ? " rope" : "") + " C=" + std::to_string(c);
+  const std::string what =
+      std::string(c10::toString(k.dtype)) + (rope ? " rope" : "") + " C=" + std::to_string(c);
   auto run = [&](auto tag) {
     using T = decltype(tag);
     auto [out, r] = forward_emulate<T>(x, w, 1e-6, table, k.heads);
@@ -128,8 +136,9 @@ void check(const Case& k, bool rope) {
 
 TEST(QkNormMath, ForwardAndBackwardMatchReferenceBitwise) {
   const std::vector<Case> cases = {
-      {2, 2, 2, 2, 2, 12, at::kFloat}, {2, 2, 2, 2, 2, 12, at::kBFloat16}, {1, 1, 1, 1, 1, 6, at::kFloat},
-      {3, 1, 3, 1, 3, 10, at::kBFloat16}, {1, 2, 2, 4, 4, 32, at::kBFloat16}, {2, 1, 1, 3, 1, 14, at::kFloat},
+      {2, 2, 2, 2, 2, 12, at::kFloat},    {2, 2, 2, 2, 2, 12, at::kBFloat16},
+      {1, 1, 1, 1, 1, 6, at::kFloat},     {3, 1, 3, 1, 3, 10, at::kBFloat16},
+      {1, 2, 2, 4, 4, 32, at::kBFloat16}, {2, 1, 1, 3, 1, 14, at::kFloat},
   };
   at::manual_seed(21);
   for (const auto& k : cases) {

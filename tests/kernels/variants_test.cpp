@@ -54,15 +54,19 @@ TEST(Variants, PlainVariantsMatchReferenceBitwise) {
   EXPECT_TRUE(at::equal(sa, a));
 
   auto shift = at::randn({2, 1, 8}), scale = at::randn({2, 1, 8}), gate = at::randn({2, 1, 8});
-  EXPECT_TRUE(at::equal(plain_adaln().run({v, shift, scale, 1e-6}, none), adaln_modulate_reference(v, shift, scale, 1e-6)));
-  EXPECT_TRUE(at::equal(plain_adaln().gated_residual(v, v, gate, none), gated_residual_reference(v, v, gate)));
+  EXPECT_TRUE(at::equal(plain_adaln().run({v, shift, scale, 1e-6}, none),
+                        adaln_modulate_reference(v, shift, scale, 1e-6)));
+  EXPECT_TRUE(at::equal(plain_adaln().gated_residual(v, v, gate, none),
+                        gated_residual_reference(v, v, gate)));
 
   auto w = at::randn({8});
-  EXPECT_TRUE(bitwise_equal(plain_qk_norm().run({v, w, 1e-6, at::Tensor(), 1}, none), rms_norm_reference(v, w, 1e-6)));
+  EXPECT_TRUE(bitwise_equal(plain_qk_norm().run({v, w, 1e-6, at::Tensor(), 1}, none),
+                            rms_norm_reference(v, w, 1e-6)));
   auto qt = rope3d_table(1, 1, 5, 8, 10000.0, at::kCPU);
   auto q = plain_qk_norm().run({v, w, 1e-6, qt, 1}, none);
   EXPECT_EQ(q.sizes(), (at::IntArrayRef{2, 5, 1, 8}));
-  EXPECT_TRUE(bitwise_equal(q, rope3d_apply_reference(rms_norm_reference(v, w, 1e-6).view({2, 5, 1, 8}), qt)));
+  EXPECT_TRUE(bitwise_equal(
+      q, rope3d_apply_reference(rms_norm_reference(v, w, 1e-6).view({2, 5, 1, 8}), qt)));
 }
 
 TEST(Variants, RmsNormReferenceIsWanRmsNorm) {
@@ -107,12 +111,15 @@ TEST(Registry, ParsesParametersAndChecksConstraints) {
   EXPECT_EQ(parse_params(adaln, "threads=512,vec=4,pack=4", nullptr), "");
   EXPECT_NE(parse_params(adaln, "pack=2", nullptr), "");
   EXPECT_EQ(parse_params(adaln, "row_threads=32,threads=512", nullptr), "");
-  EXPECT_NE(parse_params(adaln, "row_threads=16", nullptr).find("outside its domain"), std::string::npos);
+  EXPECT_NE(parse_params(adaln, "row_threads=16", nullptr).find("outside its domain"),
+            std::string::npos);
   EXPECT_EQ(parse_params(family("QKNORM"), "threads=512,vec=4", nullptr), "");
   EXPECT_NE(parse_params(family("QKNORM"), "threads=1024", nullptr), "");
   EXPECT_EQ(parse_params(family("QKNORM"), "row_warps=2", nullptr), "");
-  EXPECT_NE(parse_params(family("QKNORM"), "row_warps=4", nullptr).find("outside its domain"), std::string::npos);
-  EXPECT_NE(parse_params(family("CAT"), "threads=512,rows_per_block=4", nullptr).find("constraint"), std::string::npos);
+  EXPECT_NE(parse_params(family("QKNORM"), "row_warps=4", nullptr).find("outside its domain"),
+            std::string::npos);
+  EXPECT_NE(parse_params(family("CAT"), "threads=512,rows_per_block=4", nullptr).find("constraint"),
+            std::string::npos);
   EXPECT_EQ(std::string(to_string(Status::kErrorConstraint)), "constraint_violated");
 }
 
@@ -155,7 +162,9 @@ TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
   EXPECT_FALSE(rope_problem({x.narrow(1, 0, 6), table}).operands_match) << "table rows != S";
   // A view starting one float in is 4-byte aligned only.
   auto flat = at::randn({1 + 2 * 12 * 3 * 12});
-  EXPECT_EQ(rope_problem({flat.narrow(0, 1, 2 * 12 * 3 * 12).view({2, 12, 3, 12}), table}).alignment_bytes, 4);
+  EXPECT_EQ(rope_problem({flat.narrow(0, 1, 2 * 12 * 3 * 12).view({2, 12, 3, 12}), table})
+                .alignment_bytes,
+            4);
   EXPECT_TRUE(rope_problem({at::Tensor(), table}).shape.empty());
 
   auto v = at::randn({2, 5, 8}), a = at::randn({2, 3, 8});
@@ -168,10 +177,14 @@ TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
   EXPECT_FALSE(split_problem(at::randn({2, 8, 8}), 8).operands_match);
 
   auto mod = at::randn({2, 6, 8}).chunk(6, 1);
-  EXPECT_TRUE(adaln_problem({v, mod[0], mod[1], 1e-6}).operands_match) << "chunks of [B, 6, C] qualify";
-  EXPECT_TRUE(adaln_problem({v, mod[0].narrow(0, 0, 1), mod[1], 1e-6}).operands_match) << "[1, 1, C] broadcasts";
+  EXPECT_TRUE(adaln_problem({v, mod[0], mod[1], 1e-6}).operands_match)
+      << "chunks of [B, 6, C] qualify";
+  EXPECT_TRUE(adaln_problem({v, mod[0].narrow(0, 0, 1), mod[1], 1e-6}).operands_match)
+      << "[1, 1, C] broadcasts";
   EXPECT_FALSE(adaln_problem({v, mod[0].to(at::kDouble), mod[1], 1e-6}).operands_match);
-  EXPECT_FALSE(adaln_problem({v, at::randn({2, 8, 2}).narrow(2, 0, 1).transpose(1, 2), mod[1], 1e-6}).operands_match);
+  EXPECT_FALSE(
+      adaln_problem({v, at::randn({2, 8, 2}).narrow(2, 0, 1).transpose(1, 2), mod[1], 1e-6})
+          .operands_match);
   EXPECT_TRUE(gated_problem(v, v.to(at::kBFloat16), mod[2]).operands_match);
   EXPECT_FALSE(gated_problem(v, v.to(at::kHalf), mod[2]).operands_match);
   EXPECT_FALSE(gated_problem(v, a, mod[2]).operands_match);
@@ -187,7 +200,8 @@ TEST(Registry, ProblemsDescribeLayoutAlignmentAndOperands) {
   auto rp = qk_norm_problem({x12, w12, 1e-6, qt, 2});
   EXPECT_EQ(rp.shape, (std::vector<int64_t>{2, 5, 2, 6})) << "with a table: [B, S, heads, hd]";
   EXPECT_TRUE(rp.operands_match);
-  EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt, 1}).operands_match) << "table is for hd = 6, not 12";
+  EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt, 1}).operands_match)
+      << "table is for hd = 6, not 12";
   EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt, 5}).operands_match) << "12 % 5 != 0";
   EXPECT_FALSE(qk_norm_problem({x12, w12, 1e-6, qt.to(at::kFloat), 2}).operands_match);
   EXPECT_TRUE(qk_norm_problem({at::Tensor(), w, 1e-6, at::Tensor(), 1}).shape.empty());

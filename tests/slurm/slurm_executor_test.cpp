@@ -8,14 +8,14 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "agent/runner/describe.hpp"
 #include "agent/runner/slurm_executor.hpp"
 #include "agent/store/store.hpp"
-#include "agent/test_util.hpp"
 #include "agent/store_sql.hpp"
+#include "agent/test_util.hpp"
 
 namespace sg::agent {
 namespace {
@@ -40,7 +40,8 @@ int processes_mentioning(const std::string& needle) {
 struct SlurmTest : ::testing::Test {
   std::string dir;
   void SetUp() override {
-    ASSERT_NE(std::getenv("SLURM_CONF"), nullptr) << "run through ctest: the slurm fixture starts the cluster";
+    ASSERT_NE(std::getenv("SLURM_CONF"), nullptr)
+        << "run through ctest: the slurm fixture starts the cluster";
     spdlog::set_level(spdlog::level::warn);
     dir = test::make_temp_dir("slurm");
   }
@@ -80,8 +81,9 @@ TEST_F(SlurmTest, JobsEndWithTheTrainersDisposition) {
     const char* fault;
     Disposition want;
   };
-  for (const Fault& f : {Fault{"oom", Disposition::oom}, Fault{"nan", Disposition::nan}, Fault{"segv", Disposition::crash},
-                         Fault{"garbage", Disposition::invalid_result}}) {
+  for (const Fault& f :
+       {Fault{"oom", Disposition::oom}, Fault{"nan", Disposition::nan},
+        Fault{"segv", Disposition::crash}, Fault{"garbage", Disposition::invalid_result}}) {
     test::ScopedEnv env("FAKE_FAULT", f.fault);  // reaches the job through sbatch --export=ALL
     TrialOutcome bad = ex.run(fake_request(f.fault));
     EXPECT_EQ(bad.failure, f.want) << f.fault << ": " << bad.reason;
@@ -99,7 +101,8 @@ TEST_F(SlurmTest, HangingTrialIsScancelledAtTheDeadlineAndEndsAsTimeout) {
   EXPECT_TRUE(o.process.deadline_hit);
   // Nothing of the job is left on the node (bounded wait for Slurm's KillWait).
   int left = 0;
-  for (int i = 0; i < 100 && (left = processes_mentioning(r.dir + "/result.json")) > 0; ++i) ::usleep(200 * 1000);
+  for (int i = 0; i < 100 && (left = processes_mentioning(r.dir + "/result.json")) > 0; ++i)
+    ::usleep(200 * 1000);
   EXPECT_EQ(left, 0);
 }
 
@@ -116,19 +119,53 @@ TEST_F(SlurmTest, TwoRankTrialWhoseRankDiesIsACrash) {
   EXPECT_EQ(o.failure, Disposition::crash) << o.reason;
   EXPECT_EQ(o.failed_rank, 1) << o.reason;
   int left = 0;
-  for (int i = 0; i < 100 && (left = processes_mentioning(r.dir + "/result.json")) > 0; ++i) ::usleep(200 * 1000);
+  for (int i = 0; i < 100 && (left = processes_mentioning(r.dir + "/result.json")) > 0; ++i)
+    ::usleep(200 * 1000);
   EXPECT_EQ(left, 0) << "no rank outlives the trial";
 }
 
 TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
-  ASSERT_TRUE(fs::exists(test::real_trainer())) << test::real_trainer() << " is needed for the end-to-end Slurm campaign";
+  ASSERT_TRUE(fs::exists(test::real_trainer()))
+      << test::real_trainer() << " is needed for the end-to-end Slurm campaign";
   const std::string shared = dir + "/shared";
-  auto r = test::run_speedgate({"tune", "--executor", "slurm", "--slurm-gpus-per-rank", "0", "--shared-dir", shared,
-                                "--workload", "wam", "--size", "tiny", "--db", "results/sg.db", "--trainer",
-                                test::real_trainer(), "--steps", "1", "--screen-steps", "1", "--seeds", "0,1000",
-                                "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0", "--perturb-eps", "0",
-                                "--plan", "screen", "--budget-trials", "6",
-                                "--target-micro-batch", "2", "--presets-out", "presets", "--json"},
+  auto r = test::run_speedgate({"tune",
+                                "--executor",
+                                "slurm",
+                                "--slurm-gpus-per-rank",
+                                "0",
+                                "--shared-dir",
+                                shared,
+                                "--workload",
+                                "wam",
+                                "--size",
+                                "tiny",
+                                "--db",
+                                "results/sg.db",
+                                "--trainer",
+                                test::real_trainer(),
+                                "--steps",
+                                "1",
+                                "--screen-steps",
+                                "1",
+                                "--seeds",
+                                "0,1000",
+                                "--repeats",
+                                "2",
+                                "--max-repeats",
+                                "2",
+                                "--noise-pairs",
+                                "0",
+                                "--perturb-eps",
+                                "0",
+                                "--plan",
+                                "screen",
+                                "--budget-trials",
+                                "6",
+                                "--target-micro-batch",
+                                "2",
+                                "--presets-out",
+                                "presets",
+                                "--json"},
                                dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
@@ -138,7 +175,8 @@ TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
   Store s(dir + "/results/sg.db", /*read_only=*/true);
-  SQLite::Statement q(raw_db(s), "SELECT executor, job_id, result_path FROM trials WHERE state = 'finished'");
+  SQLite::Statement q(raw_db(s),
+                      "SELECT executor, job_id, result_path FROM trials WHERE state = 'finished'");
   int rows = 0;
   while (q.executeStep()) {
     ++rows;

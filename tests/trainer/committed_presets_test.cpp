@@ -64,7 +64,8 @@ bool in_domain(const SwitchSpec& s, const std::string& v) {
 
 TEST(CommittedPresets, FastAndFast80gbAreCommitted) {
   std::vector<std::string> names;
-  for (const auto& p : committed_presets()) names.push_back(std::filesystem::path(p.path).filename().string());
+  for (const auto& p : committed_presets())
+    names.push_back(std::filesystem::path(p.path).filename().string());
   EXPECT_NE(std::find(names.begin(), names.end(), "fast.env"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "fast_80gb.env"), names.end());
 }
@@ -82,7 +83,8 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
         sg::kernels::ParamValues params;
         EXPECT_EQ(sg::kernels::parse_params(fam, value, &params), "") << env << "=" << value;
         auto on = p.values.find("SG_" + fam.switch_name);
-        EXPECT_TRUE(on != p.values.end() && on->second == "1") << env << " without SG_" << fam.switch_name << "=1";
+        EXPECT_TRUE(on != p.values.end() && on->second == "1")
+            << env << " without SG_" << fam.switch_name << "=1";
         const SwitchSpec* sw_spec = find_switch(fam.switch_name);
         ASSERT_NE(sw_spec, nullptr) << fam.switch_name;
         if (sw_spec->unavailable_reason.empty()) runnable[env] = value;  // the family runs here
@@ -96,7 +98,8 @@ TEST(CommittedPresets, EverySwitchIsReadByTheTrainer) {
       for (const auto& req : s->requires) {
         const auto eq = req.find('=');
         auto it = p.values.find("SG_" + req.substr(0, eq));
-        EXPECT_TRUE(it != p.values.end() && it->second == req.substr(eq + 1)) << env << " requires " << req;
+        EXPECT_TRUE(it != p.values.end() && it->second == req.substr(eq + 1))
+            << env << " requires " << req;
       }
       if (s->unavailable_reason.empty()) runnable[env] = value;
     }

@@ -24,7 +24,8 @@ TEST(SyntheticClips, DeterministicAndVaried) {
   EXPECT_NE(fa, fo);
   // Frames move: the first and last frame differ.
   const size_t frame = static_cast<size_t>(c.height * c.width * 3);
-  EXPECT_NE(std::vector<uint8_t>(fa.begin(), fa.begin() + frame), std::vector<uint8_t>(fa.end() - frame, fa.end()));
+  EXPECT_NE(std::vector<uint8_t>(fa.begin(), fa.begin() + frame),
+            std::vector<uint8_t>(fa.end() - frame, fa.end()));
 }
 
 TEST(SyntheticClips, FortyPromptsDistinctTokens) {

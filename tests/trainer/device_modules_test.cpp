@@ -46,11 +46,13 @@ void expect_same(const Options& options, const at::Tensor& input, const std::str
     EXPECT_EQ(mine.requires_grad(), item.value().requires_grad()) << label << " " << item.key();
     EXPECT_TRUE(torch::equal(mine, item.value())) << label << " " << item.key();
   }
-  EXPECT_TRUE(torch::equal(next_a, next_b)) << label << ": generator state differs after construction";
+  EXPECT_TRUE(torch::equal(next_a, next_b))
+      << label << ": generator state differs after construction";
   const auto ya = outputs_and_grads(a, input), yb = outputs_and_grads(b, input);
   ASSERT_EQ(ya.size(), yb.size()) << label;
   for (size_t i = 0; i < ya.size(); ++i) {
-    EXPECT_TRUE(torch::equal(ya[i], yb[i])) << label << (i == 0 ? " forward" : " gradient " + std::to_string(i - 1));
+    EXPECT_TRUE(torch::equal(ya[i], yb[i]))
+        << label << (i == 0 ? " forward" : " gradient " + std::to_string(i - 1));
   }
 }
 
@@ -93,15 +95,16 @@ TEST(DeviceModules, LinearGradientsAccumulateInTorchNnOrder) {
   torch::manual_seed(kSeed);
   const std::vector<Linear> ours = {Linear(64, 64), Linear(64, 64), Linear(64, 64)};
   torch::manual_seed(kSeed);
-  const std::vector<torch::nn::Linear> theirs = {torch::nn::Linear(64, 64), torch::nn::Linear(64, 64),
-                                                 torch::nn::Linear(64, 64)};
+  const std::vector<torch::nn::Linear> theirs = {
+      torch::nn::Linear(64, 64), torch::nn::Linear(64, 64), torch::nn::Linear(64, 64)};
   const auto a = attention_grads(ours), b = attention_grads(theirs);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << "gradient " << i;
 }
 
 TEST(DeviceModules, EmbeddingMatchesTorchNn) {
   for (auto [num, dim] : {std::pair<int64_t, int64_t>{32, 4}, {1000, 24}}) {
-    expect_same<Embedding, torch::nn::Embedding>(torch::nn::EmbeddingOptions(num, dim), torch::randint(num, {2, 9}),
+    expect_same<Embedding, torch::nn::Embedding>(torch::nn::EmbeddingOptions(num, dim),
+                                                 torch::randint(num, {2, 9}),
                                                  "embedding " + std::to_string(num));
   }
   EXPECT_THROW(Embedding(torch::nn::EmbeddingOptions(8, 2).padding_idx(0)), c10::Error);
@@ -109,13 +112,15 @@ TEST(DeviceModules, EmbeddingMatchesTorchNn) {
 
 TEST(DeviceModules, Conv3dMatchesTorchNnForTheVaeShapes) {
   const std::vector<torch::nn::Conv3dOptions> shapes = {
-      torch::nn::Conv3dOptions(3, 8, 3).stride({1, 2, 2}).padding({0, 1, 1}),  // spatial causal conv
-      torch::nn::Conv3dOptions(8, 8, {2, 1, 1}).stride({2, 1, 1}),             // temporal downsampling
-      torch::nn::Conv3dOptions(8, 4, 1),                                        // to the latent channels
+      torch::nn::Conv3dOptions(3, 8, 3).stride({1, 2, 2}).padding(
+          {0, 1, 1}),                                               // spatial causal conv
+      torch::nn::Conv3dOptions(8, 8, {2, 1, 1}).stride({2, 1, 1}),  // temporal downsampling
+      torch::nn::Conv3dOptions(8, 4, 1),                            // to the latent channels
       torch::nn::Conv3dOptions(8, 4, 3).padding(1).bias(false),
   };
   for (size_t i = 0; i < shapes.size(); ++i) {
-    expect_same<Conv3d, torch::nn::Conv3d>(shapes[i], torch::randn({2, shapes[i].in_channels(), 6, 8, 8}),
+    expect_same<Conv3d, torch::nn::Conv3d>(shapes[i],
+                                           torch::randn({2, shapes[i].in_channels(), 6, 8, 8}),
                                            "conv3d #" + std::to_string(i));
   }
   EXPECT_THROW(Conv3d(torch::nn::Conv3dOptions(3, 8, 3).padding(torch::kSame)), c10::Error);
@@ -124,7 +129,8 @@ TEST(DeviceModules, Conv3dMatchesTorchNnForTheVaeShapes) {
 TEST(DeviceModules, LayerNormMatchesTorchNn) {
   for (bool affine : {true, false}) {
     const auto o = torch::nn::LayerNormOptions({24}).eps(1e-6).elementwise_affine(affine);
-    expect_same<LayerNorm, torch::nn::LayerNorm>(o, torch::randn({3, 5, 24}), affine ? "layer norm" : "layer norm, no affine");
+    expect_same<LayerNorm, torch::nn::LayerNorm>(o, torch::randn({3, 5, 24}),
+                                                 affine ? "layer norm" : "layer norm, no affine");
   }
 }
 

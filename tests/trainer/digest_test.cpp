@@ -65,7 +65,8 @@ TEST(Digest, ChunkBoundariesArePositionSensitive) {
 }
 
 TEST(Digest, EveryElementWidthIsHashed) {
-  for (auto dtype : {at::kDouble, at::kFloat, at::kBFloat16, at::kHalf, at::kByte, at::kBool, at::kLong}) {
+  for (auto dtype :
+       {at::kDouble, at::kFloat, at::kBFloat16, at::kHalf, at::kByte, at::kBool, at::kLong}) {
     at::Tensor t = torch::ones({5}, dtype);
     at::Tensor u = t.clone();
     u[2] = 0;

@@ -16,7 +16,7 @@
 namespace sg::trainer::testing {
 
 struct RanksRun {
-  std::vector<int> exit_codes;     // per rank; 128 + signal when killed by one
+  std::vector<int> exit_codes;  // per rank; 128 + signal when killed by one
   std::vector<std::string> stderr_texts;
   nlohmann::json result;           // rank 0's result file; null when none
   std::vector<bool> wrote_result;  // per rank: whether its own result path exists
@@ -39,19 +39,22 @@ inline int free_port() {
 // Runs `speedgate-train <args>` as `world` ranks; each rank gets its own --result path so
 // the test can check that only rank 0 writes one. Every rank runs under `timeout
 // <bound_s>` so a hung rank shows up as exit 124 instead of hanging the test.
-inline RanksRun run_ranks(int world, const std::string& args, const std::map<std::string, std::string>& env = {},
-                          int bound_s = 600) {
+inline RanksRun run_ranks(int world, const std::string& args,
+                          const std::map<std::string, std::string>& env = {}, int bound_s = 600) {
   static int counter = 0;
-  const std::string tag = temp_dir() + "/ranks" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string tag =
+      temp_dir() + "/ranks" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const int port = free_port();
   std::string script = "ulimit -c 0; ";
   for (int r = 0; r < world; ++r) {
     const std::string base = tag + ".r" + std::to_string(r);
     std::string cmd = "env RANK=" + std::to_string(r) + " WORLD_SIZE=" + std::to_string(world) +
-                      " LOCAL_RANK=" + std::to_string(r) + " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
+                      " LOCAL_RANK=" + std::to_string(r) +
+                      " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
     for (const auto& [k, v] : env) cmd += " " + k + "=" + shell_quote(v);
     cmd += " timeout -s KILL " + std::to_string(bound_s) + " " + std::string(SPEEDGATE_BIN_DIR) +
-           "/speedgate-train " + args + " --result " + base + ".json 2>" + base + ".err >" + base + ".out";
+           "/speedgate-train " + args + " --result " + base + ".json 2>" + base + ".err >" + base +
+           ".out";
     script += "( " + cmd + "; echo $? >" + base + ".rc ) & ";
   }
   script += "wait";

@@ -28,8 +28,12 @@ TEST(LaunchEnv, DefaultsToOneRank) {
 }
 
 TEST(LaunchEnv, ReadsTorchrunVariables) {
-  const auto e = read({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "node7"},
-                       {"MASTER_PORT", "29501"}, {"SLURM_PROCID", "0"}});
+  const auto e = read({{"RANK", "3"},
+                       {"WORLD_SIZE", "4"},
+                       {"LOCAL_RANK", "1"},
+                       {"MASTER_ADDR", "node7"},
+                       {"MASTER_PORT", "29501"},
+                       {"SLURM_PROCID", "0"}});
   EXPECT_EQ(e.rank, 3);
   EXPECT_EQ(e.world_size, 4);
   EXPECT_EQ(e.local_rank, 1);
@@ -39,8 +43,12 @@ TEST(LaunchEnv, ReadsTorchrunVariables) {
 }
 
 TEST(LaunchEnv, FallsBackToSlurmWithoutRank) {
-  const auto e = read({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "1"}, {"MASTER_ADDR", "a"},
-                       {"MASTER_PORT", "1234"}, {"SPEEDGATE_DIST_TIMEOUT_S", "30"}});
+  const auto e = read({{"SLURM_PROCID", "1"},
+                       {"SLURM_NTASKS", "2"},
+                       {"SLURM_LOCALID", "1"},
+                       {"MASTER_ADDR", "a"},
+                       {"MASTER_PORT", "1234"},
+                       {"SPEEDGATE_DIST_TIMEOUT_S", "30"}});
   EXPECT_EQ(e.source, "slurm");
   EXPECT_EQ(e.rank, 1);
   EXPECT_EQ(e.world_size, 2);
@@ -57,12 +65,16 @@ TEST(LaunchEnv, RejectsBadValuesNamingTheVariable) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}).find("MASTER_ADDR"), std::string::npos);
-  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}).find("MASTER_PORT"), std::string::npos);
+  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}).find("MASTER_ADDR"),
+            std::string::npos);
+  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}).find("MASTER_PORT"),
+            std::string::npos);
   EXPECT_NE(message({{"RANK", "2"}, {"WORLD_SIZE", "2"}}).find("RANK=2"), std::string::npos);
   EXPECT_NE(message({{"RANK", "x"}}).find("RANK"), std::string::npos);
-  EXPECT_NE(message({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "0"}}).find("SLURM_NTASKS"), std::string::npos);
-  EXPECT_NE(message({{"SPEEDGATE_DIST_TIMEOUT_S", "0"}}).find("SPEEDGATE_DIST_TIMEOUT_S"), std::string::npos);
+  EXPECT_NE(message({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "0"}}).find("SLURM_NTASKS"),
+            std::string::npos);
+  EXPECT_NE(message({{"SPEEDGATE_DIST_TIMEOUT_S", "0"}}).find("SPEEDGATE_DIST_TIMEOUT_S"),
+            std::string::npos);
 }
 
 TEST(BucketPlan, PacksReverseRegistrationOrderUpToTheLimit) {
@@ -95,7 +107,8 @@ TEST(ShardOwners, ContiguousBalancedRuns) {
   EXPECT_EQ(shard_owners({100, 1, 1, 1}, 2), (std::vector<int>{0, 1, 1, 1}));
   EXPECT_EQ(shard_owners({5, 5, 5}, 1), (std::vector<int>{0, 0, 0}));
   const auto owners = shard_owners({3, 1, 4, 1, 5, 9, 2, 6}, 3);
-  for (size_t i = 1; i < owners.size(); ++i) EXPECT_LE(owners[i - 1], owners[i]) << "runs are contiguous";
+  for (size_t i = 1; i < owners.size(); ++i)
+    EXPECT_LE(owners[i - 1], owners[i]) << "runs are contiguous";
   EXPECT_EQ(owners.back(), 2);
 }
 

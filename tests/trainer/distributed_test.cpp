@@ -18,9 +18,9 @@ constexpr int kSteps = 4;
 constexpr double kBandFactor = 2.0;  // the controller's default --band-factor
 
 std::string run_args(int micro, int seed = 0, int accum = 1) {
-  return "run --workload wam --size tiny --steps " + std::to_string(kSteps) + " --seed " + std::to_string(seed) +
-         " --micro-batch " + std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
-         " --threads 1 --warmup-steps 1 --eval-batches 1";
+  return "run --workload wam --size tiny --steps " + std::to_string(kSteps) + " --seed " +
+         std::to_string(seed) + " --micro-batch " + std::to_string(micro) + " --grad-accum " +
+         std::to_string(accum) + " --threads 1 --warmup-steps 1 --eval-batches 1";
 }
 
 std::vector<double> series(const nlohmann::json& r, const char* key) {
@@ -62,7 +62,8 @@ void expect_ok(const RanksRun& run) {
 // tiny's gradients are under 1 MiB, so any other size is a single bucket) and two
 // micro-batches, so overlap has many buckets to start during the second backward.
 const RanksRun& two_rank_default() {
-  static const RanksRun run = run_ranks(2, run_args(/*micro=*/1, /*seed=*/0, /*accum=*/2), {{"SG_BUCKET_MB", "0"}});
+  static const RanksRun run =
+      run_ranks(2, run_args(/*micro=*/1, /*seed=*/0, /*accum=*/2), {{"SG_BUCKET_MB", "0"}});
   return run;
 }
 
@@ -114,7 +115,8 @@ TEST(Distributed, OverlapCommIsBitwise) {
   const auto& stats = overlap.result.at("extra").at("gradient_buckets");
   EXPECT_GT(stats.at("buckets").get<int>(), 1);
   EXPECT_GT(stats.at("started_in_backward").get<int>(), 0);
-  EXPECT_EQ(two_rank_default().result.at("extra").at("gradient_buckets").at("started_in_backward"), 0);
+  EXPECT_EQ(two_rank_default().result.at("extra").at("gradient_buckets").at("started_in_backward"),
+            0);
 }
 
 TEST(Distributed, Zero1IsBitwiseAndShardsOptimizerState) {
@@ -139,8 +141,9 @@ TEST(Distributed, BucketSizeIsBitwiseAtTwoRanks) {
 TEST(Distributed, DeadRankFailsTheOtherPromptly) {
   // A 60 s collective timeout; Gloo sees the closed connection long before. Each rank
   // runs under a 300 s kill bound: a hang shows as 137, not as a hung test.
-  const auto run = run_ranks(2, run_args(1), {{"SPEEDGATE_TEST_FAULT", "rank_crash"}, {"SPEEDGATE_DIST_TIMEOUT_S", "60"}},
-                             /*bound_s=*/300);
+  const auto run = run_ranks(
+      2, run_args(1), {{"SPEEDGATE_TEST_FAULT", "rank_crash"}, {"SPEEDGATE_DIST_TIMEOUT_S", "60"}},
+      /*bound_s=*/300);
   EXPECT_EQ(run.exit_codes[1], 128 + SIGABRT) << run.stderr_texts[1];
   EXPECT_EQ(run.exit_codes[0], 1) << run.stderr_texts[0];
   EXPECT_NE(run.stderr_texts[0].find("rank 0: error"), std::string::npos) << run.stderr_texts[0];
@@ -149,7 +152,8 @@ TEST(Distributed, DeadRankFailsTheOtherPromptly) {
 }
 
 TEST(Distributed, MissingMasterAddressIsBadInput) {
-  const auto r = run_trainer(run_args(1), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"}});
+  const auto r =
+      run_trainer(run_args(1), {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"}});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.stderr_text.find("MASTER_ADDR"), std::string::npos) << r.stderr_text;
 }

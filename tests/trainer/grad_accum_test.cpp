@@ -13,7 +13,9 @@ double step0_grad_norm(const TrainerRun& r) {
   return r.result.at("step_records").at(0).at("grad_norm").get<double>();
 }
 
-double step0_loss(const TrainerRun& r) { return r.result.at("step_records").at(0).at("loss").get<double>(); }
+double step0_loss(const TrainerRun& r) {
+  return r.result.at("step_records").at(0).at("loss").get<double>();
+}
 
 bool ratio_ok(double ratio) { return ratio >= 0.99 && ratio <= 1.01; }
 
@@ -26,8 +28,7 @@ TEST(GradAccum, AveragesMicroBatches) {
 }
 
 TEST(GradAccum, SumFaultIsCaught) {
-  const auto faulty =
-      run_trainer(tiny_run(1, 2, 4), {{"SPEEDGATE_TEST_FAULT", "grad_accum_sum"}});
+  const auto faulty = run_trainer(tiny_run(1, 2, 4), {{"SPEEDGATE_TEST_FAULT", "grad_accum_sum"}});
   const auto whole = run_trainer(tiny_run(1, 8, 1));
   const double ratio = step0_grad_norm(faulty) / step0_grad_norm(whole);
   EXPECT_FALSE(ratio_ok(ratio)) << "grad-norm ratio " << ratio;

@@ -10,25 +10,29 @@
 namespace sg::trainer::testing {
 namespace {
 
-std::string result_path(const std::string& name) { return temp_dir() + "/kernel_trial_" + name + ".json"; }
+std::string result_path(const std::string& name) {
+  return temp_dir() + "/kernel_trial_" + name + ".json";
+}
 
 nlohmann::json read_result(const std::string& path) {
   const std::string text = read_file(path);
   return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
 }
 
-// CPU builds: float32 op names and no fused variant (tests/gpu/kernel_trial_gpu_test.cpp covers CUDA).
+// CPU builds: float32 op names and no fused variant (tests/gpu/kernel_trial_gpu_test.cpp covers
+// CUDA).
 #if !SPEEDGATE_WITH_CUDA
 TEST(KernelTrial, TimesThePlainVariantOnEveryOpOfEachFamily) {
   const std::map<std::string, std::vector<std::string>> ops = {
       {"ROPE", {"rope fp32"}},
       {"CAT", {"cat Float", "split fp32"}},
-      {"ADALN", {"modulate fp32", "gated fp32+fp32", "bias fp32 [64]", "bias fp32 [256]"}},  // tiny: C = 64
+      {"ADALN",
+       {"modulate fp32", "gated fp32+fp32", "bias fp32 [64]", "bias fp32 [256]"}},  // tiny: C = 64
       {"QKNORM", {"qknorm fp32", "qknorm+rope fp32"}}};
   for (const auto& [family, names] : ops) {
     const std::string path = result_path(family);
-    const auto r = run_trainer("kernel-trial --workload wam --size tiny --micro-batch 2 --family " + family +
-                               " --repeats 3 --warmup 1 --result " + path);
+    const auto r = run_trainer("kernel-trial --workload wam --size tiny --micro-batch 2 --family " +
+                               family + " --repeats 3 --warmup 1 --result " + path);
     ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
     const auto j = read_result(path);
     EXPECT_EQ(j.at("protocol"), 1);
@@ -54,23 +58,24 @@ TEST(KernelTrial, TimesThePlainVariantOnEveryOpOfEachFamily) {
 
 TEST(KernelTrial, ExplicitPlainVariantIsTimed) {
   const std::string path = result_path("explicit");
-  const auto r = run_trainer("kernel-trial --size tiny --family ROPE --variant plain --repeats 1 --result " + path);
+  const auto r = run_trainer(
+      "kernel-trial --size tiny --family ROPE --variant plain --repeats 1 --result " + path);
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(read_result(path).at("variants").size(), 1u);
 }
 
 TEST(KernelTrial, BadInputExitsTwoNamingItAndWritesNothing) {
   const std::map<std::string, std::string> cases = {
-      {"--size tiny --family NOPE", "unknown kernel family 'NOPE'"},
-      {"--size huge --family ROPE", "unknown size 'huge'"},
-      {"--size tiny", "--family is required"},
-      {"--family ROPE", "--size is required"},
-      {"--workload lm --size tiny --family ROPE", "workload 'lm' has no kernel families"},
-      {"--size tiny --family ROPE --repeats 0", "--repeats"},
+    {"--size tiny --family NOPE", "unknown kernel family 'NOPE'"},
+    {"--size huge --family ROPE", "unknown size 'huge'"},
+    {"--size tiny", "--family is required"},
+    {"--family ROPE", "--size is required"},
+    {"--workload lm --size tiny --family ROPE", "workload 'lm' has no kernel families"},
+    {"--size tiny --family ROPE --repeats 0", "--repeats"},
 #if !SPEEDGATE_WITH_CUDA
-      {"--size tiny --family ROPE --variant threads=128", "no fused variant here"},
+    {"--size tiny --family ROPE --variant threads=128", "no fused variant here"},
 #endif
-      {"--size tiny --family ROPE --bogus 1", "unknown flag --bogus"},
+    {"--size tiny --family ROPE --bogus 1", "unknown flag --bogus"},
   };
   for (const auto& [args, message] : cases) {
     const std::string path = result_path("bad");
@@ -88,11 +93,15 @@ TEST(KernelTrial, BadInputExitsTwoNamingItAndWritesNothing) {
 TEST(KernelTrial, ManifestSaysEveryFamilyCanBeTimed) {
   // describe prints to stdout, which run_trainer does not keep.
   const std::string out = temp_dir() + "/describe_kernel_trial.json";
-  ASSERT_EQ(std::system((std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out).c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          (std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out).c_str()),
+      0);
   const auto m = nlohmann::json::parse(read_file(out));
   ASSERT_FALSE(m.at("kernel_families").empty());
   for (const auto& f : m.at("kernel_families")) {
-    EXPECT_EQ(f.at("kernel_trial"), nlohmann::json::array({"wam"})) << f.at("name") << ": the workloads kernel-trial knows";
+    EXPECT_EQ(f.at("kernel_trial"), nlohmann::json::array({"wam"}))
+        << f.at("name") << ": the workloads kernel-trial knows";
   }
 }
 

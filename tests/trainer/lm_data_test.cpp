@@ -28,7 +28,8 @@ TEST(LmCorpus, ReadsDebianLicenseTextsInSortedOrder) {
   ASSERT_GE(c.files.size(), 5u);
   EXPECT_TRUE(std::is_sorted(c.files.begin(), c.files.end()));
   EXPECT_NE(std::find(c.files.begin(), c.files.end(), "GPL-3"), c.files.end());
-  EXPECT_EQ(std::find(c.files.begin(), c.files.end(), "GPL"), c.files.end()) << "symbolic links are skipped";
+  EXPECT_EQ(std::find(c.files.begin(), c.files.end(), "GPL"), c.files.end())
+      << "symbolic links are skipped";
   EXPECT_GT(c.documents.size(), 500u);  // 793 on bookworm
   EXPECT_GT(c.tokens(), 40000);
 }
@@ -38,7 +39,8 @@ TEST(LmCorpus, MissingDirectoryIsBadInput) {
     load_corpus("/nonexistent/speedgate-corpus", 512);
     FAIL() << "no error";
   } catch (const BadInputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/speedgate-corpus"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/speedgate-corpus"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -56,7 +58,8 @@ TEST(LmTokenizer, DeterministicIdsInRange) {
 
 TEST(LmPacking, RowsDependOnlyOnSeedAndIndex) {
   const auto& cfg = lm_config("tiny");
-  PackedRows a(tiny_corpus(), cfg.seq_len, 7), b(tiny_corpus(), cfg.seq_len, 7), other(tiny_corpus(), cfg.seq_len, 8);
+  PackedRows a(tiny_corpus(), cfg.seq_len, 7), b(tiny_corpus(), cfg.seq_len, 7),
+      other(tiny_corpus(), cfg.seq_len, 8);
   for (int64_t i : std::vector<int64_t>{0, 1, 1000, int64_t{1} << 40}) {
     EXPECT_EQ(a.row(i).tokens, b.row(i).tokens) << i;
     EXPECT_LE(a.row(i).tokens.size(), static_cast<size_t>(cfg.seq_len + 1));
@@ -103,7 +106,8 @@ TEST(LmPacking, PadTo8KeepsTheRealTokens) {
     EXPECT_FALSE(padded.loss_mask.narrow(1, n, padded.length - n).any().item<bool>());
     if (padded.length != plain.length) ++padded_batches;
   }
-  EXPECT_GT(padded_batches, 10) << "the corpus should give batches whose length is not a multiple of 8";
+  EXPECT_GT(padded_batches, 10)
+      << "the corpus should give batches whose length is not a multiple of 8";
 }
 
 }  // namespace

@@ -94,7 +94,8 @@ std::vector<at::Tensor> grads_with(int64_t ckpt_layers) {
   o.ckpt_layers = ckpt_layers;
   LmModel model(c, o);
   PackedRow row;
-  for (int64_t i = 0; i < 40; ++i) row.tokens.push_back(kFirstWordId + (i * 37) % 400), row.doc.push_back(i / 20);
+  for (int64_t i = 0; i < 40; ++i)
+    row.tokens.push_back(kFirstWordId + (i * 37) % 400), row.doc.push_back(i / 20);
   model->loss_sum(collate({row, row}, false)).backward();
   std::vector<at::Tensor> out;
   for (const auto& p : model->parameters()) out.push_back(p.grad().clone());

@@ -11,9 +11,11 @@
 namespace sg::trainer::testing {
 namespace {
 
-std::string lm_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0, const char* workload = "lm") {
-  return std::string("run --workload ") + workload + " --size tiny --steps " + std::to_string(steps) + " --seed " +
-         std::to_string(seed) + " --micro-batch " + std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
+std::string lm_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0,
+                   const char* workload = "lm") {
+  return std::string("run --workload ") + workload + " --size tiny --steps " +
+         std::to_string(steps) + " --seed " + std::to_string(seed) + " --micro-batch " +
+         std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
          " --threads 1 --warmup-steps 1 --eval-batches 1";
 }
 
@@ -52,7 +54,8 @@ TEST_P(LmBitwiseSwitch, DigestsEqualDefault) {
 // Every bitwise lm switch with a CPU path (FUSED_ROPE and CUDA_GRAPHS are GPU only).
 INSTANTIATE_TEST_SUITE_P(CpuPaths, LmBitwiseSwitch,
                          ::testing::Values(EnvCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
-                                           EnvCase{"CheckpointFirstBlock", {{"SG_CKPT_LAYERS", "1"}}}),
+                                           EnvCase{"CheckpointFirstBlock",
+                                                   {{"SG_CKPT_LAYERS", "1"}}}),
                          env_case_name);
 
 TEST(LmTrain, PadTo8StaysInBandWithTheSameRealTokens) {
@@ -69,11 +72,13 @@ TEST(LmTrain, PadTo8StaysInBandWithTheSameRealTokens) {
     EXPECT_NEAR(lb / la, 1.0, 1e-4) << "loss, step " << i;
     EXPECT_NEAR(b[i]["grad_norm"].get<double>() / a[i]["grad_norm"].get<double>(), 1.0, 1e-3) << i;
   }
-  EXPECT_NEAR(run.result["eval_loss"].get<double>() / base.result["eval_loss"].get<double>(), 1.0, 1e-4);
+  EXPECT_NEAR(run.result["eval_loss"].get<double>() / base.result["eval_loss"].get<double>(), 1.0,
+              1e-4);
   const auto& la = base.result.at("extra").at("lm");
   const auto& lb = run.result.at("extra").at("lm");
   EXPECT_EQ(la.at("real_tokens"), lb.at("real_tokens"));
-  EXPECT_GT(lb.at("positions").get<int64_t>(), la.at("positions").get<int64_t>()) << "nothing was padded";
+  EXPECT_GT(lb.at("positions").get<int64_t>(), la.at("positions").get<int64_t>())
+      << "nothing was padded";
   for (const auto& len : lb.at("batch_lengths")) EXPECT_EQ(len.get<int64_t>() % 8, 0);
 }
 
@@ -137,12 +142,16 @@ TEST(LmTrain, SwitchOfAnotherWorkloadExits2) {
 TEST(LmTrain, UnknownSizeExits2) {
   const auto r = run_trainer("run --workload lm --size huge --steps 1");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.stderr_text.find("unknown size 'huge' of workload lm"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("unknown size 'huge' of workload lm"), std::string::npos)
+      << r.stderr_text;
 }
 
 TEST(LmManifest, WorkloadsSizesAndSwitchWorkloads) {
   const std::string out = temp_dir() + "/lm_describe.json";
-  ASSERT_EQ(std::system((std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out).c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          (std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out).c_str()),
+      0);
   const auto m = nlohmann::json::parse(read_file(out));
   std::map<std::string, nlohmann::json> workloads;
   for (const auto& w : m.at("workloads")) workloads[w.at("name").get<std::string>()] = w;
@@ -152,8 +161,9 @@ TEST(LmManifest, WorkloadsSizesAndSwitchWorkloads) {
     sizes.push_back(s.at("name"));
     EXPECT_GT(s.at("trainable_params").get<int64_t>(), 0);
     EXPECT_GT(s.at("model_flops_per_token").get<double>(), 0.0);
-    EXPECT_DOUBLE_EQ(s.at("model_flops_per_sample").get<double>(),
-                     s.at("model_flops_per_token").get<double>() * s.at("tokens_per_sample").get<double>());
+    EXPECT_DOUBLE_EQ(
+        s.at("model_flops_per_sample").get<double>(),
+        s.at("model_flops_per_token").get<double>() * s.at("tokens_per_sample").get<double>());
   }
   EXPECT_EQ(sizes, (std::vector<std::string>{"tiny", "small", "1b", "3b"}));
   for (const auto& s : m.at("switches")) {
@@ -161,7 +171,8 @@ TEST(LmManifest, WorkloadsSizesAndSwitchWorkloads) {
     EXPECT_FALSE(s.at("workloads").empty()) << s.at("name");
     if (s.at("name") == "PAD_TO_8") EXPECT_EQ(s.at("workloads"), nlohmann::json({"lm", "lm_osft"}));
     if (s.at("name") == "TEXT_CACHE") EXPECT_EQ(s.at("workloads"), nlohmann::json({"wam"}));
-    if (s.at("name") == "CKPT_LAYERS") EXPECT_EQ(s.at("workloads"), nlohmann::json({"wam", "lm", "lm_osft"}));
+    if (s.at("name") == "CKPT_LAYERS")
+      EXPECT_EQ(s.at("workloads"), nlohmann::json({"wam", "lm", "lm_osft"}));
   }
 }
 

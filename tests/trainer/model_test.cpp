@@ -65,7 +65,8 @@ TEST(VaeEncoder, ChunkedEqualsFullClipInFloat64) {
   edited.select(2, c.frames - 1).fill_(0.5);
   auto z2 = vae->encode(edited, {false, false});
   EXPECT_TRUE(torch::equal(z2.select(2, 0), chunked.select(2, 0)));
-  EXPECT_FALSE(torch::equal(z2.select(2, c.latent_frames() - 1), chunked.select(2, c.latent_frames() - 1)));
+  EXPECT_FALSE(
+      torch::equal(z2.select(2, c.latent_frames() - 1), chunked.select(2, c.latent_frames() - 1)));
 }
 
 // The two ways a causal conv gets its input, cat + layout copy or the previous layer's SiLU
@@ -86,7 +87,8 @@ TEST(VaeEncoder, ContextInPlaceComputesWhatTheCatComputes) {
     }
   }
   // The CPU default is the cat path: the same bits as asking for it.
-  EXPECT_TRUE(torch::equal(vae->encode(video, {true, false}), vae->encode(video, {true, false, false})));
+  EXPECT_TRUE(
+      torch::equal(vae->encode(video, {true, false}), vae->encode(video, {true, false, false})));
 }
 
 std::vector<at::Tensor> grads_with(int64_t ckpt_layers, bool mixed) {
@@ -97,7 +99,8 @@ std::vector<at::Tensor> grads_with(int64_t ckpt_layers, bool mixed) {
   o.mixed_attn_ckpt = mixed;
   WamModel model(c, o);
   torch::manual_seed(8);
-  auto x = torch::randn({2, c.latent_channels, c.latent_frames(), c.latent_height(), c.latent_width()});
+  auto x =
+      torch::randn({2, c.latent_channels, c.latent_frames(), c.latent_height(), c.latent_width()});
   auto a = torch::randn({2, c.action_tokens, c.action_features});
   auto t = torch::rand({2});
   auto ctx = torch::randn({2, c.text_len, c.text_dim});
@@ -112,11 +115,13 @@ std::vector<at::Tensor> grads_with(int64_t ckpt_layers, bool mixed) {
 
 TEST(Checkpoint, RecomputeGivesBitwiseEqualGradients) {
   const auto none = grads_with(0, false);
-  for (auto [k, mixed] : std::vector<std::pair<int64_t, bool>>{{-1, false}, {1, false}, {0, true}}) {
+  for (auto [k, mixed] :
+       std::vector<std::pair<int64_t, bool>>{{-1, false}, {1, false}, {0, true}}) {
     const auto other = grads_with(k, mixed);
     ASSERT_EQ(none.size(), other.size());
     for (size_t i = 0; i < none.size(); ++i) {
-      EXPECT_TRUE(torch::equal(none[i], other[i])) << "param " << i << " ckpt_layers=" << k << " mixed=" << mixed;
+      EXPECT_TRUE(torch::equal(none[i], other[i]))
+          << "param " << i << " ckpt_layers=" << k << " mixed=" << mixed;
     }
   }
 }
@@ -164,11 +169,11 @@ TEST(WamModel, JointMaskActionsSeeVideoVideoFirstFrameCausal) {
   const auto& c = wam_config("tiny");
   auto m = build_joint_mask(c, torch::kCPU);
   const int64_t tv = c.video_tokens(), per_frame = c.grid_h() * c.grid_w();
-  EXPECT_TRUE(m[tv][0].item<bool>());              // action sees video
-  EXPECT_TRUE(m[tv][tv].item<bool>());             // action sees action
-  EXPECT_FALSE(m[0][tv].item<bool>());             // video does not see actions
-  EXPECT_FALSE(m[0][per_frame].item<bool>());      // first frame does not see later frames
-  EXPECT_TRUE(m[per_frame][0].item<bool>());       // later frames see the first frame
+  EXPECT_TRUE(m[tv][0].item<bool>());          // action sees video
+  EXPECT_TRUE(m[tv][tv].item<bool>());         // action sees action
+  EXPECT_FALSE(m[0][tv].item<bool>());         // video does not see actions
+  EXPECT_FALSE(m[0][per_frame].item<bool>());  // first frame does not see later frames
+  EXPECT_TRUE(m[per_frame][0].item<bool>());   // later frames see the first frame
   EXPECT_TRUE(m[per_frame][tv - 1].item<bool>());
 }
 

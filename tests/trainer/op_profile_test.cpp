@@ -13,7 +13,8 @@
 namespace sg::trainer::testing {
 namespace {
 
-const nlohmann::json* find_op(const nlohmann::json& ops, const std::string& kind, const std::string& name) {
+const nlohmann::json* find_op(const nlohmann::json& ops, const std::string& kind,
+                              const std::string& name) {
   for (const auto& op : ops) {
     if (op.at("kind") == kind && op.at("name") == name) return &op;
   }
@@ -29,8 +30,7 @@ TEST(OpProfile, SummaryNestsCpuOpsPerThreadAndSortsDeviceActivityFirst) {
       {"aten::addmm", "cpu_op", 1, 3000, 6000},    // inside linear
       {"aten::addmm", "cpu_op", 2, 2000, 4000},    // thread 2: not inside linear
       {"gemm_kernel", "cuda_kernel", 0, 0, 7000},  //
-      {"gemm_kernel", "cuda_kernel", 0, 9000, 5000},
-      {"Memcpy HtoD", "cuda_memcpy", 0, 20000, 3000},
+      {"gemm_kernel", "cuda_kernel", 0, 9000, 5000}, {"Memcpy HtoD", "cuda_memcpy", 0, 20000, 3000},
   };
   const auto s = summarize_op_events(events, 60);
   EXPECT_DOUBLE_EQ(s.at("device_us").get<double>(), 15.0);
@@ -80,7 +80,8 @@ TEST(OpProfile, DeviceRowsNameTheOpsThatLaunchedThem) {
   EXPECT_EQ(from[0].at("path"), "aten::add [f32[4,8], bf16[4,8]]");  // two launches, 8 us
   EXPECT_EQ(from[0].at("calls"), 2);
   EXPECT_DOUBLE_EQ(from[0].at("total_us").get<double>(), 8.0);
-  EXPECT_EQ(from[1].at("path"), node + " > ... > aten::to > aten::_to_copy > aten::copy_ [bf16[4,8], f32[4,8]]");
+  EXPECT_EQ(from[1].at("path"),
+            node + " > ... > aten::to > aten::_to_copy > aten::copy_ [bf16[4,8], f32[4,8]]");
   EXPECT_EQ(from[1].at("calls"), 1);
   const auto* gemm = find_op(ops, "cuda_kernel", "gemm");
   ASSERT_NE(gemm, nullptr);
@@ -107,7 +108,8 @@ TEST(OpProfile, OpsWithTheSameTimesNestInTheOrderTheyWereEntered) {
 
 TEST(OpProfile, SummaryFoldsRowsPastTopIntoOther) {
   std::vector<OpEvent> events;
-  for (int i = 0; i < 5; ++i) events.push_back({"k" + std::to_string(i), "cuda_kernel", 0, i * 100000, 1000 * (i + 1)});
+  for (int i = 0; i < 5; ++i)
+    events.push_back({"k" + std::to_string(i), "cuda_kernel", 0, i * 100000, 1000 * (i + 1)});
   const auto ops = summarize_op_events(events, 2).at("ops");
   ASSERT_EQ(ops.size(), 3u);
   EXPECT_EQ(ops[0].at("name"), "k4");
@@ -142,10 +144,10 @@ TEST(OpProfile, TinyWamRunWritesOpsWithoutChangingResults) {
   bool matmul = false;
   for (const auto& op : ops) {
     EXPECT_EQ(op.at("kind"), "cpu_op") << op.dump();  // no device activity on the CPU
-    static const std::set<std::string> kMatmuls = {"aten::addmm", "aten::mm", "aten::bmm", "aten::matmul",
-                                                   "aten::linear", "aten::baddbmm"};
-    if (kMatmuls.count(op.at("name").get<std::string>()) != 0 && op.at("calls").get<int64_t>() > 0 &&
-        op.at("total_us").get<double>() > 0.0) {
+    static const std::set<std::string> kMatmuls = {"aten::addmm",  "aten::mm",     "aten::bmm",
+                                                   "aten::matmul", "aten::linear", "aten::baddbmm"};
+    if (kMatmuls.count(op.at("name").get<std::string>()) != 0 &&
+        op.at("calls").get<int64_t>() > 0 && op.at("total_us").get<double>() > 0.0) {
       matmul = true;
     }
   }
@@ -166,8 +168,10 @@ TEST(OpProfile, UnwritablePathIsExit2NamingTheVariable) {
   for (const std::string& path : {std::string("/nonexistent_sg_dir/ops.json"), temp_dir()}) {
     const auto run = run_trainer(tiny_run(), {{"SPEEDGATE_PROFILE_OPS", path}});
     EXPECT_EQ(run.exit_code, 2) << path << "\n" << run.stderr_text;
-    EXPECT_NE(run.stderr_text.find("SPEEDGATE_PROFILE_OPS=" + path), std::string::npos) << run.stderr_text;
-    EXPECT_TRUE(run.result.is_null() || run.result.at("step_records").empty()) << "training started";
+    EXPECT_NE(run.stderr_text.find("SPEEDGATE_PROFILE_OPS=" + path), std::string::npos)
+        << run.stderr_text;
+    EXPECT_TRUE(run.result.is_null() || run.result.at("step_records").empty())
+        << "training started";
   }
 }
 

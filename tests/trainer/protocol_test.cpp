@@ -11,7 +11,8 @@ namespace {
 
 nlohmann::json describe() {
   const std::string out = temp_dir() + "/describe.json";
-  const std::string cmd = std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out;
+  const std::string cmd =
+      std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out;
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   return nlohmann::json::parse(read_file(out));
 }
@@ -38,18 +39,18 @@ TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
   for (const auto& s : m.at("switches")) {
     switches.insert(s.at("name").get<std::string>());
     EXPECT_EQ(s.at("env"), "SG_" + s.at("name").get<std::string>());
-    for (const char* key : {"type", "values", "default", "requires", "identity", "effect", "available",
-                            "unavailable_reason", "doc"}) {
+    for (const char* key : {"type", "values", "default", "requires", "identity", "effect",
+                            "available", "unavailable_reason", "doc"}) {
       EXPECT_TRUE(s.contains(key)) << s.at("name") << " lacks " << key;
     }
     EXPECT_EQ(s.at("available").get<bool>(), s.at("unavailable_reason").get<std::string>().empty());
     if (s.at("type") == "int") EXPECT_TRUE(s.contains("min") && s.contains("max"));
   }
-  for (const char* must : {"TEXT_CACHE", "TEXT_MISS_FAST", "CONTEXT_TRUNC", "FAST_INPUT", "VAE_FIRST",
-                           "ATTN_BACKEND", "FUSED_ROPE", "FAST_CAT", "FUSED_ADALN", "FUSED_QK_NORM", "CUDA_GRAPHS",
-                           "VAE_FULLCLIP",
-                           "VAE_CHANNELS_LAST", "CKPT_LAYERS", "MIXED_ATTN_CKPT", "TEXT_ENCODER_OFFLOAD",
-                           "DATA_WORKERS", "PIN_MEMORY", "ALLOC_EXPANDABLE"}) {
+  for (const char* must :
+       {"TEXT_CACHE", "TEXT_MISS_FAST", "CONTEXT_TRUNC", "FAST_INPUT", "VAE_FIRST", "ATTN_BACKEND",
+        "FUSED_ROPE", "FAST_CAT", "FUSED_ADALN", "FUSED_QK_NORM", "CUDA_GRAPHS", "VAE_FULLCLIP",
+        "VAE_CHANNELS_LAST", "CKPT_LAYERS", "MIXED_ATTN_CKPT", "TEXT_ENCODER_OFFLOAD",
+        "DATA_WORKERS", "PIN_MEMORY", "ALLOC_EXPANDABLE"}) {
     EXPECT_TRUE(switches.count(must)) << must;
   }
   EXPECT_EQ(m.at("kernel_families").size(), 4u);
@@ -65,7 +66,8 @@ TEST(Protocol, DataParallelSwitchesDeclareTheirMinimumWorldSize) {
     if (dp) {
       EXPECT_EQ(s.value("min_world_size", 1), 2) << name;
     } else {
-      EXPECT_FALSE(s.contains("min_world_size")) << name << ": does it really do nothing on one rank?";
+      EXPECT_FALSE(s.contains("min_world_size"))
+          << name << ": does it really do nothing on one rank?";
     }
   }
 }
@@ -75,7 +77,8 @@ TEST(Protocol, SwitchesDocCoversEveryManifestSwitch) {
   ASSERT_FALSE(doc.empty());
   const auto manifest = describe();  // a named copy: the loop must not outlive a temporary
   for (const auto& s : manifest.at("switches")) {
-    EXPECT_NE(doc.find("`" + s.at("env").get<std::string>() + "`"), std::string::npos) << s.at("env");
+    EXPECT_NE(doc.find("`" + s.at("env").get<std::string>() + "`"), std::string::npos)
+        << s.at("env");
   }
 }
 
@@ -84,9 +87,9 @@ TEST(Protocol, CudaOnlySwitchesAreUnavailableOnCpuBuild) {
   const auto manifest = describe();  // a named copy: the loop must not outlive a temporary
   for (const auto& s : manifest.at("switches")) {
     const std::string name = s.at("name");
-    if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" || name == "FUSED_QK_NORM" ||
-        name == "CUDA_GRAPHS" ||
-        name == "PIN_MEMORY" || name == "ALLOC_EXPANDABLE" || name == "ATTN_BACKEND") {
+    if (name == "FUSED_ROPE" || name == "FAST_CAT" || name == "FUSED_ADALN" ||
+        name == "FUSED_QK_NORM" || name == "CUDA_GRAPHS" || name == "PIN_MEMORY" ||
+        name == "ALLOC_EXPANDABLE" || name == "ATTN_BACKEND") {
       EXPECT_FALSE(s.at("available").get<bool>()) << name;
     }
   }
@@ -127,7 +130,8 @@ TEST(Protocol, RunReportsThePeakOfEveryPhase) {
   }
   // Saved activations are live from the forward into the backward: the model state
   // alone (the optimizer phase's floor) is below the backward's peak.
-  EXPECT_GT(phases.at("backward").get<int64_t>(), mem.at("breakdown").at("parameters").get<int64_t>());
+  EXPECT_GT(phases.at("backward").get<int64_t>(),
+            mem.at("breakdown").at("parameters").get<int64_t>());
 }
 
 TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
@@ -161,7 +165,8 @@ TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
                                " --size tiny --steps 1 --seed 0 --threads 1 --preset " + graphs);
     EXPECT_EQ(p.exit_code, 2) << workload;
     EXPECT_NE(p.stderr_text.find("graphs.env:2"), std::string::npos) << p.stderr_text;
-    EXPECT_NE(p.stderr_text.find("SG_CUDA_GRAPHS is unavailable"), std::string::npos) << p.stderr_text;
+    EXPECT_NE(p.stderr_text.find("SG_CUDA_GRAPHS is unavailable"), std::string::npos)
+        << p.stderr_text;
   }
 #endif
 }
@@ -169,13 +174,15 @@ TEST(Protocol, BadSwitchesExitTwoNamingTheSwitch) {
 TEST(Protocol, BadFlagsExitTwo) {
   EXPECT_EQ(run_trainer(tiny_run(1) + " --bogus 1").exit_code, 2);
   EXPECT_EQ(run_trainer("run --workload wam --size huge --steps 1 --seed 0").exit_code, 2);
-  EXPECT_EQ(run_trainer("run --workload video --size tiny --steps 1 --seed 0").exit_code, 2);  // no such workload
+  EXPECT_EQ(run_trainer("run --workload video --size tiny --steps 1 --seed 0").exit_code,
+            2);  // no such workload
   EXPECT_EQ(run_trainer("run --workload lm --size huge --steps 1 --seed 0").exit_code, 2);
   EXPECT_EQ(run_trainer("describe").exit_code, 2);
 }
 
 TEST(Protocol, PresetWholeFileValidatedAndLineNamed) {
-  const std::string bad = write_temp("bad.env", "# fast preset\nSG_TEXT_CACHE=1\n\nSG_TEXT_MISS_FAST=maybe\n");
+  const std::string bad =
+      write_temp("bad.env", "# fast preset\nSG_TEXT_CACHE=1\n\nSG_TEXT_MISS_FAST=maybe\n");
   auto r = run_trainer(tiny_run(1) + " --preset " + bad);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.stderr_text.find("bad.env:4"), std::string::npos) << r.stderr_text;
@@ -208,7 +215,8 @@ TEST(Protocol, NonFiniteLossExitsFour) {
 // Read one step late, the NaN of step 1 is still reported as step 1's, with no record of
 // the step begun meanwhile.
 TEST(Protocol, NonFiniteLossExitsFourWithAsyncStepStats) {
-  const auto r = run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "nan"}, {"SG_ASYNC_STEP_STATS", "1"}});
+  const auto r =
+      run_trainer(tiny_run(3), {{"SPEEDGATE_TEST_FAULT", "nan"}, {"SG_ASYNC_STEP_STATS", "1"}});
   EXPECT_EQ(r.exit_code, 4) << r.stderr_text;
   EXPECT_EQ(r.result.at("status"), "nan");
   EXPECT_EQ(r.result.at("step_records").size(), 2u);
@@ -227,11 +235,14 @@ TEST(Protocol, OutOfMemoryExitsThree) {
   ASSERT_EQ(r.result.at("step_records").size(), 1u);
   EXPECT_EQ(r.result["step_records"][0]["step"], 0);
   EXPECT_GT(r.result["step_records"][0]["loss"].get<double>(), 0.0);
-  const auto lagged = run_trainer(run, {{"SPEEDGATE_TEST_FAULT", "oom"}, {"SG_ASYNC_STEP_STATS", "1"}});
+  const auto lagged =
+      run_trainer(run, {{"SPEEDGATE_TEST_FAULT", "oom"}, {"SG_ASYNC_STEP_STATS", "1"}});
   EXPECT_EQ(lagged.exit_code, 3) << lagged.stderr_text;
   ASSERT_EQ(lagged.result.at("step_records").size(), 1u);
-  EXPECT_EQ(lagged.result["step_records"][0]["loss_bits"], r.result["step_records"][0]["loss_bits"]);
-  EXPECT_EQ(lagged.result["step_records"][0]["grad_norm_bits"], r.result["step_records"][0]["grad_norm_bits"]);
+  EXPECT_EQ(lagged.result["step_records"][0]["loss_bits"],
+            r.result["step_records"][0]["loss_bits"]);
+  EXPECT_EQ(lagged.result["step_records"][0]["grad_norm_bits"],
+            r.result["step_records"][0]["grad_norm_bits"]);
 }
 
 }  // namespace

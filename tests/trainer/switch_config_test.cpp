@@ -1,7 +1,7 @@
 // The switch table and its validation: one table, every switch documented, values
 // checked against the domain, requires enforced, presets validated whole.
-#include "trainer/errors.hpp"
 #include "trainer/switches/switch_config.hpp"
+#include "trainer/errors.hpp"
 #include "trainer/switches/switch_table.hpp"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,8 @@ std::string write(const std::string& name, const std::string& text) {
   return path;
 }
 
-std::string error_of(const std::map<std::string, std::string>& env, const std::string& preset = "") {
+std::string error_of(const std::map<std::string, std::string>& env,
+                     const std::string& preset = "") {
   try {
     resolve_switches(env, preset);
   } catch (const BadInputError& e) {
@@ -32,10 +33,12 @@ TEST(SwitchTable, EverySwitchIsCompleteAndDefaultsAreInDomain) {
     EXPECT_TRUE(static_cast<bool>(s.apply)) << s.name;
     EXPECT_FALSE(s.values.empty()) << s.name;
     if (s.type != SwitchType::kInt) {
-      EXPECT_NE(std::find(s.values.begin(), s.values.end(), s.default_value), s.values.end()) << s.name;
+      EXPECT_NE(std::find(s.values.begin(), s.values.end(), s.default_value), s.values.end())
+          << s.name;
     }
     for (const auto& req : s.requires) {
-      EXPECT_NE(find_switch(req.substr(0, req.find('='))), nullptr) << s.name << " requires " << req;
+      EXPECT_NE(find_switch(req.substr(0, req.find('='))), nullptr)
+          << s.name << " requires " << req;
     }
   }
 }
@@ -51,7 +54,8 @@ TEST(SwitchTable, DefaultsResolveToTheStructDefaults) {
 }
 
 TEST(SwitchConfig, AppliesValidValues) {
-  const Switches sw = resolve_switches({{"SG_TEXT_CACHE", "1"}, {"SG_CONTEXT_TRUNC", "1"}, {"SG_CKPT_LAYERS", "4"}}, "");
+  const Switches sw = resolve_switches(
+      {{"SG_TEXT_CACHE", "1"}, {"SG_CONTEXT_TRUNC", "1"}, {"SG_CKPT_LAYERS", "4"}}, "");
   EXPECT_TRUE(sw.text_cache);
   EXPECT_TRUE(sw.context_trunc);
   EXPECT_EQ(sw.ckpt_layers, 4);
@@ -61,7 +65,8 @@ TEST(SwitchConfig, RejectsUnknownBadAndUnmet) {
   EXPECT_NE(error_of({{"SG_NOPE", "1"}}).find("SG_NOPE"), std::string::npos);
   EXPECT_NE(error_of({{"SG_FAST_INPUT", "yes"}}).find("SG_FAST_INPUT"), std::string::npos);
   EXPECT_NE(error_of({{"SG_DATA_WORKERS", "-1"}}).find("SG_DATA_WORKERS"), std::string::npos);
-  EXPECT_NE(error_of({{"SG_TEXT_MISS_FAST", "1"}}).find("requires SG_TEXT_CACHE=1"), std::string::npos);
+  EXPECT_NE(error_of({{"SG_TEXT_MISS_FAST", "1"}}).find("requires SG_TEXT_CACHE=1"),
+            std::string::npos);
   EXPECT_EQ(error_of({{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_MISS_FAST", "1"}}), "");
 }
 
@@ -70,7 +75,8 @@ TEST(SwitchConfig, UnavailableSwitchOnlyAcceptsItsDefault) {
     if (s.unavailable_reason.empty()) continue;
     EXPECT_EQ(error_of({{s.env(), s.default_value}}), "") << s.name;
     for (const auto& v : s.values) {
-      if (v != s.default_value) EXPECT_NE(error_of({{s.env(), v}}).find("unavailable"), std::string::npos) << s.name;
+      if (v != s.default_value)
+        EXPECT_NE(error_of({{s.env(), v}}).find("unavailable"), std::string::npos) << s.name;
     }
   }
 }
@@ -78,9 +84,11 @@ TEST(SwitchConfig, UnavailableSwitchOnlyAcceptsItsDefault) {
 TEST(Preset, ValidatesWholeFileAndNamesLine) {
   const auto ok = write("ok.env", "# provenance: campaign 1\n\nSG_TEXT_CACHE=1\nSG_FAST_INPUT=1\n");
   EXPECT_EQ(read_preset(ok).size(), 2u);
-  EXPECT_NE(error_of({}, write("b1.env", "SG_TEXT_CACHE=1\nSG_BOGUS=1\n")).find("b1.env:2"), std::string::npos);
+  EXPECT_NE(error_of({}, write("b1.env", "SG_TEXT_CACHE=1\nSG_BOGUS=1\n")).find("b1.env:2"),
+            std::string::npos);
   EXPECT_NE(error_of({}, write("b2.env", "SG_TEXT_CACHE\n")).find("b2.env:1"), std::string::npos);
-  EXPECT_NE(error_of({}, write("b3.env", "SG_TEXT_CACHE=1\nSG_TEXT_CACHE=0\n")).find("b3.env:2"), std::string::npos);
+  EXPECT_NE(error_of({}, write("b3.env", "SG_TEXT_CACHE=1\nSG_TEXT_CACHE=0\n")).find("b3.env:2"),
+            std::string::npos);
   EXPECT_NE(error_of({}, write("b4.env", "sg_text_cache=1\n")).find("b4.env:1"), std::string::npos);
   EXPECT_NE(error_of({}, "/nonexistent/preset.env").find("cannot open"), std::string::npos);
 }

@@ -1,8 +1,8 @@
 // Text conditioning paths against the plain encoder: cache (bitwise, including hits),
 // fast miss path on a shorter prefix (close), truncation (drops only padding), offload
 // (bitwise, loads only on a miss).
-#include "trainer/workload/wam/data/synthetic_clips.hpp"
 #include "trainer/workload/wam/text/text_conditioner.hpp"
+#include "trainer/workload/wam/data/synthetic_clips.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +16,11 @@ struct Tokens {
 Tokens tokens(const WamConfig& c, const std::vector<int>& prompts) {
   SyntheticClips d(c, 0);
   const int64_t b = static_cast<int64_t>(prompts.size());
-  Tokens t{torch::zeros({b, c.text_len}, torch::kLong), torch::zeros({b, c.text_len}, torch::kBool)};
+  Tokens t{torch::zeros({b, c.text_len}, torch::kLong),
+           torch::zeros({b, c.text_len}, torch::kBool)};
   for (int64_t i = 0; i < b; ++i) {
-    d.tokenize(SyntheticClips::prompt(prompts[static_cast<size_t>(i)]), t.ids[i].data_ptr<int64_t>(),
-               t.mask[i].data_ptr<bool>());
+    d.tokenize(SyntheticClips::prompt(prompts[static_cast<size_t>(i)]),
+               t.ids[i].data_ptr<int64_t>(), t.mask[i].data_ptr<bool>());
   }
   return t;
 }
@@ -40,9 +41,11 @@ TEST(TextConditioner, CacheAndOffloadAreBitwiseTheEncoder) {
   TextConditioner cached(encoder(c), cache_sw, torch::kCPU);
   const auto first = tokens(c, {1, 2, 3, 1});
   const auto second = tokens(c, {3, 2, 1, 2});  // all cached now
-  EXPECT_TRUE(torch::equal(plain.encode(first.ids, first.mask).rows, cached.encode(first.ids, first.mask).rows));
+  EXPECT_TRUE(torch::equal(plain.encode(first.ids, first.mask).rows,
+                           cached.encode(first.ids, first.mask).rows));
   EXPECT_EQ(cached.offload()->loads, 1);
-  EXPECT_TRUE(torch::equal(plain.encode(second.ids, second.mask).rows, cached.encode(second.ids, second.mask).rows));
+  EXPECT_TRUE(torch::equal(plain.encode(second.ids, second.mask).rows,
+                           cached.encode(second.ids, second.mask).rows));
   EXPECT_EQ(cached.offload()->loads, 1);  // all hits: the encoder weights stayed off the device
   EXPECT_EQ(cached.cache()->hits, 4);
 }

@@ -42,7 +42,9 @@ TEST(TrainIdentity, TextCacheHitsStayBitwise) {
   EXPECT_LT(loads, 30);
   EXPECT_GT(loads, 0);
   for (size_t i = 0; i < 30; ++i) {
-    EXPECT_EQ(base.result["step_records"][i]["loss_bits"], cached.result["step_records"][i]["loss_bits"]) << i;
+    EXPECT_EQ(base.result["step_records"][i]["loss_bits"],
+              cached.result["step_records"][i]["loss_bits"])
+        << i;
   }
   EXPECT_EQ(base.result.at("param_digest"), cached.result.at("param_digest"));
   EXPECT_EQ(base.result.at("optimizer_digest"), cached.result.at("optimizer_digest"));
@@ -60,26 +62,27 @@ TEST_P(BitwiseSwitch, DigestsEqualDefault) {
 
 INSTANTIATE_TEST_SUITE_P(
     CpuPaths, BitwiseSwitch,
-    ::testing::Values(EnvCase{"TextCache", {{"SG_TEXT_CACHE", "1"}}},
-                      EnvCase{"TextCacheOneEntry", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_CACHE_ENTRIES", "1"}}},
-                      EnvCase{"TextEncoderOffload", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}}},
-                      EnvCase{"FastInput", {{"SG_FAST_INPUT", "1"}}},
-                      EnvCase{"VaeFirst", {{"SG_VAE_FIRST", "1"}}},
-                      EnvCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
-                      EnvCase{"CheckpointFirstLayer", {{"SG_CKPT_LAYERS", "1"}}},
-                      EnvCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
-                      EnvCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
-                      EnvCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
-                      EnvCase{"AsyncStepStats", {{"SG_ASYNC_STEP_STATS", "1"}}},
-                      EnvCase{"AllBitwise",
-                                  {{"SG_TEXT_CACHE", "1"},
-                                   {"SG_ASYNC_STEP_STATS", "1"},
-                                   {"SG_TEXT_ENCODER_OFFLOAD", "1"},
-                                   {"SG_FAST_INPUT", "1"},
-                                   {"SG_VAE_FIRST", "1"},
-                                   {"SG_CKPT_LAYERS", "0"},
-                                   {"SG_MIXED_ATTN_CKPT", "1"},
-                                   {"SG_DATA_WORKERS", "2"}}}),
+    ::testing::Values(
+        EnvCase{"TextCache", {{"SG_TEXT_CACHE", "1"}}},
+        EnvCase{"TextCacheOneEntry", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_CACHE_ENTRIES", "1"}}},
+        EnvCase{"TextEncoderOffload", {{"SG_TEXT_CACHE", "1"}, {"SG_TEXT_ENCODER_OFFLOAD", "1"}}},
+        EnvCase{"FastInput", {{"SG_FAST_INPUT", "1"}}},
+        EnvCase{"VaeFirst", {{"SG_VAE_FIRST", "1"}}},
+        EnvCase{"NoCheckpoint", {{"SG_CKPT_LAYERS", "0"}}},
+        EnvCase{"CheckpointFirstLayer", {{"SG_CKPT_LAYERS", "1"}}},
+        EnvCase{"MixedAttnCheckpoint", {{"SG_CKPT_LAYERS", "0"}, {"SG_MIXED_ATTN_CKPT", "1"}}},
+        EnvCase{"InlineLoader", {{"SG_DATA_WORKERS", "0"}}},
+        EnvCase{"ThreeWorkers", {{"SG_DATA_WORKERS", "3"}}},
+        EnvCase{"AsyncStepStats", {{"SG_ASYNC_STEP_STATS", "1"}}},
+        EnvCase{"AllBitwise",
+                {{"SG_TEXT_CACHE", "1"},
+                 {"SG_ASYNC_STEP_STATS", "1"},
+                 {"SG_TEXT_ENCODER_OFFLOAD", "1"},
+                 {"SG_FAST_INPUT", "1"},
+                 {"SG_VAE_FIRST", "1"},
+                 {"SG_CKPT_LAYERS", "0"},
+                 {"SG_MIXED_ATTN_CKPT", "1"},
+                 {"SG_DATA_WORKERS", "2"}}}),
     env_case_name);
 
 class ToleranceSwitch : public ::testing::TestWithParam<EnvCase> {};
@@ -99,7 +102,8 @@ TEST_P(ToleranceSwitch, FiniteAndClose) {
     EXPECT_NEAR(lb / la, 1.0, 1e-3) << "loss, step " << i;
     EXPECT_NEAR(gb / ga, 1.0, 1e-2) << "grad norm, step " << i;
   }
-  const double ea = base.result["eval_loss"].get<double>(), eb = run.result["eval_loss"].get<double>();
+  const double ea = base.result["eval_loss"].get<double>(),
+               eb = run.result["eval_loss"].get<double>();
   EXPECT_NEAR(eb / ea, 1.0, 1e-3);
 }
 

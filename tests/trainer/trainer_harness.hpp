@@ -47,9 +47,11 @@ inline std::string shell_quote(const std::string& s) {
 }
 
 // Runs `speedgate-train <args>` with extra environment variables.
-inline TrainerRun run_trainer(const std::string& args, const std::map<std::string, std::string>& env = {}) {
+inline TrainerRun run_trainer(const std::string& args,
+                              const std::map<std::string, std::string>& env = {}) {
   static int counter = 0;
-  const std::string tag = temp_dir() + "/run" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  const std::string tag =
+      temp_dir() + "/run" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
   const std::string result_path = tag + ".json";
   const std::string err_path = tag + ".err";
   std::string cmd = "env";
@@ -74,7 +76,8 @@ inline TrainerRun cached_run_trainer(const std::string& args) {
   const std::string bin = std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
   struct stat st {};
   ::stat(bin.c_str(), &st);
-  const std::string key = args + "|" + std::to_string(st.st_mtime) + "|" + std::to_string(st.st_size);
+  const std::string key =
+      args + "|" + std::to_string(st.st_mtime) + "|" + std::to_string(st.st_size);
   uint64_t h = 0xcbf29ce484222325ULL;
   for (char c : key) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
   const std::string dir = "/tmp/sg_trainer_test_cache";
@@ -97,9 +100,9 @@ inline TrainerRun cached_run_trainer(const std::string& args) {
 }
 
 inline std::string tiny_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0) {
-  return "run --workload wam --size tiny --steps " + std::to_string(steps) + " --seed " + std::to_string(seed) +
-         " --micro-batch " + std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
-         " --threads 1 --warmup-steps 1 --eval-batches 1";
+  return "run --workload wam --size tiny --steps " + std::to_string(steps) + " --seed " +
+         std::to_string(seed) + " --micro-batch " + std::to_string(micro) + " --grad-accum " +
+         std::to_string(accum) + " --threads 1 --warmup-steps 1 --eval-batches 1";
 }
 
 inline std::string write_temp(const std::string& name, const std::string& content) {
@@ -113,7 +116,9 @@ struct EnvCase {
   const char* name;
   std::map<std::string, std::string> env;
 };
-inline std::string env_case_name(const ::testing::TestParamInfo<EnvCase>& info) { return info.param.name; }
+inline std::string env_case_name(const ::testing::TestParamInfo<EnvCase>& info) {
+  return info.param.name;
+}
 
 // Every step's loss and grad-norm bits, both digests and the eval loss bits are equal
 // (what the gate's bitwise class demands of two results).
@@ -123,7 +128,8 @@ inline void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& 
   ASSERT_EQ(a.at("step_records").size(), b.at("step_records").size());
   for (size_t i = 0; i < a.at("step_records").size(); ++i) {
     EXPECT_EQ(a["step_records"][i]["loss_bits"], b["step_records"][i]["loss_bits"]) << "step " << i;
-    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"]) << "step " << i;
+    EXPECT_EQ(a["step_records"][i]["grad_norm_bits"], b["step_records"][i]["grad_norm_bits"])
+        << "step " << i;
   }
   EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
   EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));

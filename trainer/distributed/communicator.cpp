@@ -3,10 +3,10 @@
 
 #include "trainer/errors.hpp"
 
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 #include <torch/version.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #ifdef SPEEDGATE_C10D_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -78,8 +78,10 @@ std::shared_ptr<Communicator> Communicator::connect(const LaunchEnv& env, c10::D
 #endif
 #ifndef SPEEDGATE_C10D_GLOO
   if (!device.is_cuda()) {
-    throw BadInputError("this build has no Gloo backend for distributed CPU runs (the Debian LibTorch build has it; "
-                        "a CUDA build runs distributed only on GPUs, with NCCL)");
+    throw BadInputError(
+        "this build has no Gloo backend for distributed CPU runs (the Debian LibTorch build has "
+        "it; "
+        "a CUDA build runs distributed only on GPUs, with NCCL)");
   }
 #endif
   c10d::TCPStoreOptions so;
@@ -144,7 +146,8 @@ float Communicator::mean(float value) {
 
 std::vector<std::string> Communicator::gather_to_root(const std::string& value) {
   const std::string prefix = "sg/gather/" + std::to_string(gather_seq_++) + "/";
-  impl_->store->set(prefix + std::to_string(rank_), std::vector<uint8_t>(value.begin(), value.end()));
+  impl_->store->set(prefix + std::to_string(rank_),
+                    std::vector<uint8_t>(value.begin(), value.end()));
   std::vector<std::string> out;
   if (rank_ != 0) return out;
   for (int r = 0; r < world_size_; ++r) {
@@ -165,6 +168,8 @@ std::vector<int64_t> gather_int_to_root(Communicator* comm, int64_t value) {
   return out;
 }
 
-float global_mean(Communicator* comm, float value) { return comm == nullptr ? value : comm->mean(value); }
+float global_mean(Communicator* comm, float value) {
+  return comm == nullptr ? value : comm->mean(value);
+}
 
 }  // namespace sg::trainer

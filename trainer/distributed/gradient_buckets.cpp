@@ -16,8 +16,9 @@ BucketPlan plan_buckets(const std::vector<int64_t>& param_bytes, const std::vect
   BucketPlan plan;
   int64_t filled = 0;
   for (size_t k = param_bytes.size(); k-- > 0;) {
-    const bool close = !plan.buckets.empty() && !plan.buckets.back().empty() &&
-                       (filled + param_bytes[k] > bucket_bytes || dtypes[plan.buckets.back().back()] != dtypes[k]);
+    const bool close =
+        !plan.buckets.empty() && !plan.buckets.back().empty() &&
+        (filled + param_bytes[k] > bucket_bytes || dtypes[plan.buckets.back().back()] != dtypes[k]);
     if (plan.buckets.empty() || close) {
       plan.buckets.emplace_back();
       filled = 0;
@@ -34,11 +35,11 @@ struct GradientReducer::State {
   Communicator* comm = nullptr;
   bool overlap = false;
   BucketPlan plan;
-  std::vector<size_t> bucket_of;             // per parameter
+  std::vector<size_t> bucket_of;              // per parameter
   std::vector<std::vector<int64_t>> offsets;  // per bucket, per member: element offset
-  std::vector<at::Tensor> flat;              // per bucket
-  std::vector<size_t> missing;               // per bucket: gradients not ready yet
-  std::vector<Communicator::Wait> started;   // per bucket: empty until its all-reduce starts
+  std::vector<at::Tensor> flat;               // per bucket
+  std::vector<size_t> missing;                // per bucket: gradients not ready yet
+  std::vector<Communicator::Wait> started;    // per bucket: empty until its all-reduce starts
   size_t next_to_start = 0;
   bool armed = false;
   int64_t started_in_backward = 0;
@@ -66,7 +67,8 @@ struct GradientReducer::State {
 
   // Starts every complete bucket at the front of the order.
   void start_ready_prefix() {
-    while (next_to_start < plan.buckets.size() && missing[next_to_start] == 0) start(next_to_start++);
+    while (next_to_start < plan.buckets.size() && missing[next_to_start] == 0)
+      start(next_to_start++);
   }
 
   void on_gradient(size_t param) {
@@ -87,8 +89,9 @@ namespace {
 class GradientReadyHook : public torch::autograd::FunctionPostHook {
  public:
   explicit GradientReadyHook(std::function<void()> ready) : ready_(std::move(ready)) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
-                                            const torch::autograd::variable_list& /*inputs*/) override {
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& outputs,
+      const torch::autograd::variable_list& /*inputs*/) override {
     ready_();
     return outputs;
   }
@@ -99,8 +102,8 @@ class GradientReadyHook : public torch::autograd::FunctionPostHook {
 
 }  // namespace
 
-GradientReducer::GradientReducer(std::vector<at::Tensor> params, Communicator* comm, int64_t bucket_bytes,
-                                 bool overlap) {
+GradientReducer::GradientReducer(std::vector<at::Tensor> params, Communicator* comm,
+                                 int64_t bucket_bytes, bool overlap) {
   if (comm == nullptr) return;
   state_ = std::make_shared<State>();
   auto& s = *state_;
@@ -169,7 +172,9 @@ void GradientReducer::finish() {
   s.reset();
 }
 
-int64_t GradientReducer::started_in_backward() const { return state_ ? state_->started_in_backward : 0; }
+int64_t GradientReducer::started_in_backward() const {
+  return state_ ? state_->started_in_backward : 0;
+}
 
 const BucketPlan& GradientReducer::plan() const {
   static const BucketPlan kNone;

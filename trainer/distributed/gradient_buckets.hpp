@@ -39,7 +39,8 @@ BucketPlan plan_buckets(const std::vector<int64_t>& param_bytes, const std::vect
 
 class GradientReducer {
  public:
-  GradientReducer(std::vector<at::Tensor> params, Communicator* comm, int64_t bucket_bytes, bool overlap);
+  GradientReducer(std::vector<at::Tensor> params, Communicator* comm, int64_t bucket_bytes,
+                  bool overlap);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;

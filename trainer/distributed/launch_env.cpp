@@ -36,8 +36,8 @@ LaunchEnv read_launch_env(const std::function<const char*(const char*)>& get) {
   if (is_set(get(local_var))) e.local_rank = parse_int(local_var, get(local_var));
   if (e.world_size < 1) throw BadInputError(std::string(world_var) + " must be >= 1");
   if (e.rank < 0 || e.rank >= e.world_size) {
-    throw BadInputError(std::string(rank_var) + "=" + std::to_string(e.rank) + " is outside [0, " + world_var + "=" +
-                        std::to_string(e.world_size) + ")");
+    throw BadInputError(std::string(rank_var) + "=" + std::to_string(e.rank) + " is outside [0, " +
+                        world_var + "=" + std::to_string(e.world_size) + ")");
   }
   if (e.local_rank < 0) throw BadInputError(std::string(local_var) + " must be >= 0");
   if (is_set(get("SPEEDGATE_DIST_TIMEOUT_S"))) {
@@ -45,11 +45,14 @@ LaunchEnv read_launch_env(const std::function<const char*(const char*)>& get) {
     if (e.timeout_s < 1) throw BadInputError("SPEEDGATE_DIST_TIMEOUT_S must be >= 1");
   }
   if (!e.distributed()) return e;
-  if (!is_set(get("MASTER_ADDR"))) throw BadInputError("MASTER_ADDR is required when " + std::string(world_var) + " > 1");
-  if (!is_set(get("MASTER_PORT"))) throw BadInputError("MASTER_PORT is required when " + std::string(world_var) + " > 1");
+  if (!is_set(get("MASTER_ADDR")))
+    throw BadInputError("MASTER_ADDR is required when " + std::string(world_var) + " > 1");
+  if (!is_set(get("MASTER_PORT")))
+    throw BadInputError("MASTER_PORT is required when " + std::string(world_var) + " > 1");
   e.master_addr = get("MASTER_ADDR");
   e.master_port = parse_int("MASTER_PORT", get("MASTER_PORT"));
-  if (e.master_port < 1 || e.master_port > 65535) throw BadInputError("MASTER_PORT must be in 1..65535");
+  if (e.master_port < 1 || e.master_port > 65535)
+    throw BadInputError("MASTER_PORT must be in 1..65535");
   return e;
 }
 

@@ -16,8 +16,8 @@ struct LaunchEnv {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
-  std::string master_addr;  // required when world_size > 1
-  int master_port = 0;      // required when world_size > 1
+  std::string master_addr;      // required when world_size > 1
+  int master_port = 0;          // required when world_size > 1
   std::string source = "none";  // "torchrun" (RANK given), "slurm" (SLURM_* used) or "none"
   // Collective and rendezvous timeout: SPEEDGATE_DIST_TIMEOUT_S, default 300 s. A rank
   // whose peer died fails within this bound instead of hanging.

@@ -22,12 +22,16 @@ std::vector<int> shard_owners(const std::vector<int64_t>& numels, int world_size
   return owner;
 }
 
-ShardedAdamW::ShardedAdamW(std::vector<at::Tensor> params, const torch::optim::AdamWOptions& options,
-                           Communicator* comm, bool shard)
-    : params_(std::move(params)), comm_(comm), sharded_(shard && comm != nullptr && comm->world_size() > 1) {
+ShardedAdamW::ShardedAdamW(std::vector<at::Tensor> params,
+                           const torch::optim::AdamWOptions& options, Communicator* comm,
+                           bool shard)
+    : params_(std::move(params)),
+      comm_(comm),
+      sharded_(shard && comm != nullptr && comm->world_size() > 1) {
   std::vector<int64_t> numels;
   for (const auto& p : params_) numels.push_back(p.numel());
-  owner_ = sharded_ ? shard_owners(numels, comm_->world_size()) : std::vector<int>(params_.size(), 0);
+  owner_ =
+      sharded_ ? shard_owners(numels, comm_->world_size()) : std::vector<int>(params_.size(), 0);
   std::vector<at::Tensor> mine;
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!sharded_ || owner_[i] == comm_->rank()) mine.push_back(params_[i]);
@@ -79,7 +83,8 @@ int64_t ShardedAdamW::local_state_bytes() const {
   return bytes;
 }
 
-std::string ShardedAdamW::state_digest(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+std::string ShardedAdamW::state_digest(
+    const std::vector<std::pair<std::string, at::Tensor>>& named) {
   TORCH_CHECK(named.size() == params_.size(), "state_digest: names do not match the parameters");
   torch::NoGradGuard no_grad;
   Digest d;

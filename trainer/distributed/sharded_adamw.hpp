@@ -26,8 +26,8 @@ std::vector<int> shard_owners(const std::vector<int64_t>& numels, int world_size
 class ShardedAdamW {
  public:
   // comm: null at world size 1. shard: ZERO1 (ignored without comm).
-  ShardedAdamW(std::vector<at::Tensor> params, const torch::optim::AdamWOptions& options, Communicator* comm,
-               bool shard);
+  ShardedAdamW(std::vector<at::Tensor> params, const torch::optim::AdamWOptions& options,
+               Communicator* comm, bool shard);
 
   // REQUIRES: gradients already averaged over ranks (identical on every rank).
   void step();

@@ -28,7 +28,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     const variable_list inputs = input_list.vec();
     const variable_list params = param_list.vec();
     holder->num_inputs = inputs.size();
-    for (const auto& t : inputs) holder->input_needs_grad.push_back(t.defined() && t.requires_grad());
+    for (const auto& t : inputs)
+      holder->input_needs_grad.push_back(t.defined() && t.requires_grad());
     holder->autocast = current_autocast_state();
     ctx->save_for_backward(inputs);
     ctx->saved_data["holder"] = c10::IValue::make_capsule(holder);
@@ -42,7 +43,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    auto holder = c10::static_intrusive_pointer_cast<BodyHolder>(ctx->saved_data["holder"].toCapsule());
+    auto holder =
+        c10::static_intrusive_pointer_cast<BodyHolder>(ctx->saved_data["holder"].toCapsule());
     auto saved = ctx->get_saved_variables();
     variable_list inputs;
     for (size_t i = 0; i < saved.size(); ++i) {
@@ -76,7 +78,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     }
     variable_list grads;
     if (!outs.empty() && !targets.empty()) {
-      grads = torch::autograd::grad(outs, targets, gouts, /*retain_graph=*/false, /*create_graph=*/false,
+      grads = torch::autograd::grad(outs, targets, gouts, /*retain_graph=*/false,
+                                    /*create_graph=*/false,
                                     /*allow_unused=*/true);
     } else {
       grads.resize(targets.size());
@@ -84,7 +87,8 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     // One gradient per forward argument: the holder, every input, every parameter.
     variable_list result(1 + inputs.size() + params.size());
     for (size_t j = 0; j < input_slots.size(); ++j) result[1 + input_slots[j]] = grads[j];
-    for (size_t j = 0; j < params.size(); ++j) result[1 + inputs.size() + j] = grads[input_slots.size() + j];
+    for (size_t j = 0; j < params.size(); ++j)
+      result[1 + inputs.size() + j] = grads[input_slots.size() + j];
     return result;
   }
 

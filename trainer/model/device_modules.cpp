@@ -29,8 +29,8 @@ void reset_kaiming(at::Tensor& weight, at::Tensor& bias) {
 }  // namespace
 
 LinearImpl::LinearImpl(const torch::nn::LinearOptions& options_) : options(options_) {
-  weight = register_parameter("weight", torch::empty({options.out_features(), options.in_features()},
-                                                     parameter_options()));
+  weight = register_parameter(
+      "weight", torch::empty({options.out_features(), options.in_features()}, parameter_options()));
   if (options.bias()) {
     bias = register_parameter("bias", torch::empty({options.out_features()}, parameter_options()));
   } else {
@@ -45,22 +45,25 @@ LinearImpl::LinearImpl(const torch::nn::LinearOptions& options_) : options(optio
 // F::linear's matmul + add branch is spelled out so that its `output += bias` goes through
 // the ADALN family's bias op: that same in-place add unless FUSED_ADALN runs the kernel.
 at::Tensor LinearImpl::forward(const at::Tensor& input) {
-  if (input.dim() == 2 || !bias.defined()) return torch::nn::functional::linear(input, weight, bias);
+  if (input.dim() == 2 || !bias.defined())
+    return torch::nn::functional::linear(input, weight, bias);
   if (test_mutants().changes_linear()) return test_mutants().linear(input, weight, bias);
   return sg::kernels::bias_add(input.matmul(weight.t()), bias);
 }
 
 EmbeddingImpl::EmbeddingImpl(const torch::nn::EmbeddingOptions& options_) : options(options_) {
-  TORCH_CHECK(!options.padding_idx() && !options.max_norm() && !options.scale_grad_by_freq() && !options.sparse() &&
-                  !options._weight().defined(),
+  TORCH_CHECK(!options.padding_idx() && !options.max_norm() && !options.scale_grad_by_freq() &&
+                  !options.sparse() && !options._weight().defined(),
               "sg::trainer::Embedding supports only num_embeddings and embedding_dim");
-  weight = register_parameter("weight", torch::empty({options.num_embeddings(), options.embedding_dim()},
-                                                     parameter_options()));
+  weight = register_parameter(
+      "weight",
+      torch::empty({options.num_embeddings(), options.embedding_dim()}, parameter_options()));
   torch::nn::init::normal_(weight);
 }
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& indices) {
-  return at::embedding(weight, indices, /*padding_idx=*/-1, /*scale_grad_by_freq=*/false, /*sparse=*/false);
+  return at::embedding(weight, indices, /*padding_idx=*/-1, /*scale_grad_by_freq=*/false,
+                       /*sparse=*/false);
 }
 
 Conv3dImpl::Conv3dImpl(const torch::nn::Conv3dOptions& options_) : options(options_) {
@@ -68,7 +71,8 @@ Conv3dImpl::Conv3dImpl(const torch::nn::Conv3dOptions& options_) : options(optio
   TORCH_CHECK(get_if<torch::ExpandingArray<3>>(&options.padding()) != nullptr &&
                   get_if<torch::enumtype::kZeros>(&options.padding_mode()) != nullptr,
               "sg::trainer::Conv3d supports only explicit zero padding");
-  TORCH_CHECK(options.in_channels() % options.groups() == 0 && options.out_channels() % options.groups() == 0,
+  TORCH_CHECK(options.in_channels() % options.groups() == 0 &&
+                  options.out_channels() % options.groups() == 0,
               "in_channels and out_channels must be divisible by groups");
   std::vector<int64_t> sizes = {options.out_channels(), options.in_channels() / options.groups()};
   sizes.insert(sizes.end(), options.kernel_size()->begin(), options.kernel_size()->end());
@@ -84,13 +88,16 @@ Conv3dImpl::Conv3dImpl(const torch::nn::Conv3dOptions& options_) : options(optio
 at::Tensor Conv3dImpl::forward(const at::Tensor& input) {
   using std::get_if;
   const auto& padding = *get_if<torch::ExpandingArray<3>>(&options.padding());
-  return at::conv3d(input, weight, bias, *options.stride(), *padding, *options.dilation(), options.groups());
+  return at::conv3d(input, weight, bias, *options.stride(), *padding, *options.dilation(),
+                    options.groups());
 }
 
 LayerNormImpl::LayerNormImpl(const torch::nn::LayerNormOptions& options_) : options(options_) {
   if (options.elementwise_affine()) {
-    weight = register_parameter("weight", torch::empty(options.normalized_shape(), parameter_options()));
-    bias = register_parameter("bias", torch::empty(options.normalized_shape(), parameter_options()));
+    weight =
+        register_parameter("weight", torch::empty(options.normalized_shape(), parameter_options()));
+    bias =
+        register_parameter("bias", torch::empty(options.normalized_shape(), parameter_options()));
     torch::nn::init::ones_(weight);
     torch::nn::init::zeros_(bias);
   } else {

@@ -182,7 +182,8 @@ std::shared_ptr<CapturedLayer> capture(const CheckpointBody& body, const TensorL
     auto differentiate = [&](const TensorList& outs, const TensorList& grad_outs) {
       TensorList o, g;
       for (size_t i = 0; i < outs.size(); ++i) {
-        if (outs[i].defined() && outs[i].requires_grad()) o.push_back(outs[i]), g.push_back(grad_outs[i]);
+        if (outs[i].defined() && outs[i].requires_grad())
+          o.push_back(outs[i]), g.push_back(grad_outs[i]);
       }
       AutocastScope scope(backward_autocast);
       if (o.empty() || targets.empty()) return TensorList(targets.size());
@@ -192,7 +193,8 @@ std::shared_ptr<CapturedLayer> capture(const CheckpointBody& body, const TensorL
     for (int it = 0; it < kWarmupIters; ++it) {
       TensorList outs = body(c->static_inputs);
       TensorList grad_outs;
-      for (const auto& o : outs) grad_outs.push_back(o.defined() ? at::zeros_like(o) : at::Tensor());
+      for (const auto& o : outs)
+        grad_outs.push_back(o.defined() ? at::zeros_like(o) : at::Tensor());
       (void)differentiate(outs, grad_outs);
     }
     c10::cuda::device_synchronize();
@@ -235,7 +237,8 @@ class GraphedFunction : public torch::autograd::Function<GraphedFunction> {
     std::vector<at::Tensor> constant;
     for (size_t i = 0; i < c.static_outputs.size(); ++i) {
       // A clone: the next replay overwrites the static output.
-      out.push_back(c.static_outputs[i].defined() ? c.static_outputs[i].detach().clone() : at::Tensor());
+      out.push_back(c.static_outputs[i].defined() ? c.static_outputs[i].detach().clone()
+                                                  : at::Tensor());
       if (!c.differentiable[i] && out.back().defined()) constant.push_back(out.back());
     }
     if (!constant.empty()) ctx->mark_non_differentiable(constant);
@@ -244,7 +247,8 @@ class GraphedFunction : public torch::autograd::Function<GraphedFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    auto holder = c10::static_intrusive_pointer_cast<CapturedHolder>(ctx->saved_data["captured"].toCapsule());
+    auto holder =
+        c10::static_intrusive_pointer_cast<CapturedHolder>(ctx->saved_data["captured"].toCapsule());
     CapturedLayer& c = *holder->captured;
     for (size_t i = 0; i < c.static_grad_outputs.size(); ++i) {
       if (!c.differentiable[i]) continue;
@@ -259,8 +263,10 @@ class GraphedFunction : public torch::autograd::Function<GraphedFunction> {
     // One gradient per forward argument: the holder, every input, every parameter.
     variable_list result(1 + n_inputs + c.num_params);
     auto take = [](const at::Tensor& g) { return g.defined() ? g.clone() : at::Tensor(); };
-    for (size_t j = 0; j < c.grad_slots.size(); ++j) result[1 + c.grad_slots[j]] = take(c.static_grads[j]);
-    for (size_t j = 0; j < c.num_params; ++j) result[1 + n_inputs + j] = take(c.static_grads[c.grad_slots.size() + j]);
+    for (size_t j = 0; j < c.grad_slots.size(); ++j)
+      result[1 + c.grad_slots[j]] = take(c.static_grads[j]);
+    for (size_t j = 0; j < c.num_params; ++j)
+      result[1 + n_inputs + j] = take(c.static_grads[c.grad_slots.size() + j]);
     return result;
   }
 };
@@ -286,7 +292,8 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
   Signature sig;
   for (const auto& t : inputs) {
     if (t.defined() && !t.is_cuda()) {
-      throw std::logic_error("CUDA_GRAPHS: layer " + layer.name() + " got an input that is not on a CUDA device");
+      throw std::logic_error("CUDA_GRAPHS: layer " + layer.name() +
+                             " got an input that is not on a CUDA device");
     }
     if (t.defined() && at::has_internal_overlap(t) == at::MemOverlap::Yes) {
       throw std::logic_error("CUDA_GRAPHS: layer " + layer.name() +
@@ -317,8 +324,8 @@ TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& i
     hit = capture(defined.body, defined.tensors, params, std::move(sig));
     layer.entries_.push_front(hit);
     ++layer.captures_;
-    std::cerr << "speedgate-train: CUDA_GRAPHS captured " << layer.name() << " (shape " << layer.captures_ << ", "
-              << layer.entries_.size() << " cached)\n";
+    std::cerr << "speedgate-train: CUDA_GRAPHS captured " << layer.name() << " (shape "
+              << layer.captures_ << ", " << layer.entries_.size() << " cached)\n";
   }
   auto holder = c10::make_intrusive<CapturedHolder>();
   holder->captured = hit;
@@ -334,7 +341,8 @@ GraphedLayer::GraphedLayer(std::string name, size_t max_signatures)
 
 GraphedLayer::~GraphedLayer() = default;
 
-TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& inputs, const TensorList&) {
+TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& inputs,
+                   const TensorList&) {
   if (!torch::GradMode::is_enabled()) return body(inputs);  // as on a CUDA build
   throw std::logic_error("CUDA_GRAPHS: layer " + layer.name() +
                          ": this build has no CUDA graphs (needs a CUDA build with LibTorch >= 2)");

@@ -58,6 +58,7 @@ class GraphedLayer {
 // random numbers. Inputs may be undefined, of any dtype, and must not overlap
 // themselves (no expanded tensors). Throws std::logic_error on a build without CUDA or
 // for inputs not on a CUDA device.
-TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& inputs, const TensorList& params);
+TensorList graphed(GraphedLayer& layer, CheckpointBody body, const TensorList& inputs,
+                   const TensorList& params);
 
 }  // namespace sg::trainer

@@ -31,8 +31,9 @@ at::TensorOptions parameter_options() { return at::TensorOptions().device(curren
 void require_on_device(const torch::nn::Module& module, c10::Device device) {
   auto check = [&](const std::string& kind, const std::string& name, const at::Tensor& t) {
     if (t.defined() && t.device() != device) {
-      throw std::logic_error(kind + " " + name + " of " + module.name() + " is on " + t.device().str() +
-                             ", not on the run device " + device.str() + " (built outside a ParameterDeviceScope)");
+      throw std::logic_error(kind + " " + name + " of " + module.name() + " is on " +
+                             t.device().str() + ", not on the run device " + device.str() +
+                             " (built outside a ParameterDeviceScope)");
     }
   };
   for (const auto& p : module.named_parameters()) check("parameter", p.key(), p.value());

@@ -25,7 +25,9 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
 
 // The reference composite (kernels/qk_norm/qk_norm_reference.cpp), or the fused QKNORM
 // variant when FUSED_QK_NORM selects it.
-at::Tensor RMSNormImpl::forward(const at::Tensor& x) { return sg::kernels::rms_norm(x, weight, eps); }
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+  return sg::kernels::rms_norm(x, weight, eps);
+}
 
 MlpImpl::MlpImpl(int64_t dim, int64_t hidden) {
   fc1 = register_module("fc1", Linear(dim, hidden));
@@ -36,13 +38,15 @@ at::Tensor MlpImpl::forward(const at::Tensor& x) { return fc2(at::gelu(fc1(x), "
 
 namespace {
 
-at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask) {
+at::Tensor attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const at::Tensor& mask) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   auto qh = q.transpose(1, 2);  // [B, H, Sq, D]
   auto kh = k.transpose(1, 2);
   auto vh = v.transpose(1, 2);
   auto scores = at::matmul(qh, kh.transpose(-2, -1)) * scale;
-  if (mask.defined()) scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+  if (mask.defined())
+    scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
   auto probs = at::softmax(scores, -1, at::kFloat).to(vh.scalar_type());
   return at::matmul(probs, vh);  // [B, H, Sq, D]
 }
@@ -77,8 +81,8 @@ class SdpaBackendScope {
 
 }  // namespace
 
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                     AttnBackend backend) {
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& mask, AttnBackend backend) {
   const int64_t b = q.size(0), sq = q.size(1), h = q.size(2), d = q.size(3);
   at::Tensor out;
   if (backend == AttnBackend::kMath) {
@@ -95,7 +99,8 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
     // an expanded [B, H, S, S] view became a B*H*S*S bias per call (wam base at micro-batch
     // 32: 1.7 GB written, read by the kernel and kept for backward, per joint attention).
     if (masked) {
-      const auto broadcast_mask = mask.dim() == 2 ? mask.view({1, 1, mask.size(0), mask.size(1)}) : mask;
+      const auto broadcast_mask =
+          mask.dim() == 2 ? mask.view({1, 1, mask.size(0), mask.size(1)}) : mask;
       out = at::scaled_dot_product_attention(qh, kh, vh, broadcast_mask);
     } else {
       out = at::scaled_dot_product_attention(qh, kh, vh);
@@ -137,7 +142,8 @@ at::Tensor timestep_embedding(const at::Tensor& t, int64_t dim) {
   return at::cat({at::cos(args), at::sin(args)}, /*dim=*/1).to(at::kFloat);
 }
 
-TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim_, int64_t dim_) : freq_dim(freq_dim_), dim(dim_) {
+TimeEmbeddingImpl::TimeEmbeddingImpl(int64_t freq_dim_, int64_t dim_)
+    : freq_dim(freq_dim_), dim(dim_) {
   fc1 = register_module("fc1", Linear(freq_dim, dim));
   fc2 = register_module("fc2", Linear(dim, dim));
   proj = register_module("proj", Linear(dim, 6 * dim));

@@ -35,8 +35,8 @@ TORCH_MODULE(Mlp);
 // softmax(q k^T / sqrt(d) masked) v. q [B, Sq, H, D], k/v [B, Sk, H, D]; mask is bool,
 // broadcastable to [B, H, Sq, Sk], true = may attend; undefined = no mask (everything
 // visible). Returns [B, Sq, H * D].
-at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                     AttnBackend backend);
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                     const at::Tensor& mask, AttnBackend backend);
 
 // Cross-attention of x to a text context with a key padding mask [B, L] (bool; undefined:
 // every position visible).

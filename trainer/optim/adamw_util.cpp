@@ -7,7 +7,8 @@
 
 namespace sg::trainer {
 
-const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim, const at::Tensor& p) {
+const torch::optim::AdamWParamState* adam_state(const torch::optim::AdamW& optim,
+                                                const at::Tensor& p) {
 #if TORCH_VERSION_MAJOR >= 2
   auto it = optim.state().find(p.unsafeGetTensorImpl());
 #else
@@ -31,7 +32,8 @@ at::Tensor clip_grad_norm(const std::vector<at::Tensor>& params, double max_norm
 }
 
 std::string optimizer_digest(const torch::optim::AdamW& optim,
-                             const std::vector<std::pair<std::string, at::Tensor>>& named, int64_t* bytes) {
+                             const std::vector<std::pair<std::string, at::Tensor>>& named,
+                             int64_t* bytes) {
   Digest d;
   *bytes = 0;
   for (const auto& [name, p] : named) {

@@ -51,11 +51,17 @@ at::Tensor shift_right_logical(const at::Tensor& z, int s) {
 // The element bits as int64 words (sign-extended from the element's width: a bijection).
 at::Tensor element_words(const at::Tensor& flat) {
   switch (flat.element_size()) {
-    case 8: return flat.view(at::kLong);
-    case 4: return flat.view(at::kInt).to(at::kLong);
-    case 2: return flat.view(at::kShort).to(at::kLong);
-    case 1: return flat.view(at::kByte).to(at::kLong);
-    default: throw std::runtime_error("digest: unsupported element size " + std::to_string(flat.element_size()));
+    case 8:
+      return flat.view(at::kLong);
+    case 4:
+      return flat.view(at::kInt).to(at::kLong);
+    case 2:
+      return flat.view(at::kShort).to(at::kLong);
+    case 1:
+      return flat.view(at::kByte).to(at::kLong);
+    default:
+      throw std::runtime_error("digest: unsupported element size " +
+                               std::to_string(flat.element_size()));
   }
 }
 
@@ -74,7 +80,8 @@ uint64_t content_hash(const at::Tensor& t) {
     z = at::bitwise_xor(z, shift_right_logical(z, 30)).mul_(kMix1);
     z = at::bitwise_xor(z, shift_right_logical(z, 27)).mul_(kMix2);
     z = at::bitwise_xor(z, shift_right_logical(z, 31));
-    total = static_cast<int64_t>(static_cast<uint64_t>(total) + static_cast<uint64_t>(z.sum().item<int64_t>()));
+    total = static_cast<int64_t>(static_cast<uint64_t>(total) +
+                                 static_cast<uint64_t>(z.sum().item<int64_t>()));
   }
   return static_cast<uint64_t>(total);
 }

@@ -14,7 +14,9 @@ namespace sg::trainer {
 namespace {
 
 // JSON has no NaN/Inf: non-finite decimals are written as null (the bits are exact).
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json number(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
@@ -68,7 +70,8 @@ nlohmann::json to_json(const RunResult& r) {
                    {"optimizer", r.breakdown.optimizer},
                    {"frozen", r.breakdown.frozen},
                    {"activations", r.breakdown.activations}}}};
-  if (!r.phase_peak_allocated.empty()) j["memory"]["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
+  if (!r.phase_peak_allocated.empty())
+    j["memory"]["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
   j["fingerprint"] = r.fingerprint;
   j["extra"] = r.extra;
   if (r.extra.contains("perturb")) j["perturb"] = r.extra["perturb"];  // protocol §2

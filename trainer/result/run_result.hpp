@@ -30,7 +30,7 @@ struct RunResult {
   std::vector<StepRecord> step_records;
   std::string param_digest, optimizer_digest;
   std::vector<std::string> rank_param_digests;  // per rank, rank order (one entry on one rank)
-  int64_t zero_stage = 0;                        // 1 with ZERO1 at world size > 1
+  int64_t zero_stage = 0;                       // 1 with ZERO1 at world size > 1
   float eval_loss = 0.0f;
   bool has_eval = false;
   double samples_per_s = 0.0, tokens_per_s = 0.0;

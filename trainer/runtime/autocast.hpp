@@ -15,7 +15,8 @@ struct AutocastState {
 
 inline AutocastState current_autocast_state() {
 #if TORCH_VERSION_MAJOR >= 2
-  return {at::autocast::is_autocast_enabled(at::kCUDA), at::autocast::get_autocast_dtype(at::kCUDA)};
+  return {at::autocast::is_autocast_enabled(at::kCUDA),
+          at::autocast::get_autocast_dtype(at::kCUDA)};
 #else
   return {at::autocast::is_enabled(), at::autocast::get_autocast_gpu_dtype()};
 #endif
@@ -35,7 +36,9 @@ inline void set_autocast_state(const AutocastState& s) {
 // autocast ends, as torch.autocast does).
 class AutocastScope {
  public:
-  explicit AutocastScope(const AutocastState& s) : previous_(current_autocast_state()) { set_autocast_state(s); }
+  explicit AutocastScope(const AutocastState& s) : previous_(current_autocast_state()) {
+    set_autocast_state(s);
+  }
   ~AutocastScope() {
     set_autocast_state(previous_);
     if (!previous_.enabled) at::autocast::clear_cache();

@@ -17,7 +17,8 @@
 namespace sg::trainer {
 namespace {
 
-constexpr size_t kAggregate = 0;  // StatType::AGGREGATE (namespace differs across LibTorch versions)
+constexpr size_t kAggregate =
+    0;  // StatType::AGGREGATE (namespace differs across LibTorch versions)
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
 
@@ -41,7 +42,9 @@ class CountingAllocator final : public c10::Allocator {
 
 #if TORCH_VERSION_MAJOR >= 2 && TORCH_VERSION_MINOR >= 3 || TORCH_VERSION_MAJOR >= 3
   c10::DataPtr allocate(size_t n) override { return wrap(n); }
-  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
 #else
   c10::DataPtr allocate(size_t n) const override { return wrap(n); }
 #endif

@@ -7,7 +7,8 @@
 
 namespace sg::trainer {
 
-void perturb_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named, double eps, uint64_t seed) {
+void perturb_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named, double eps,
+                        uint64_t seed) {
   if (eps == 0) return;
   torch::NoGradGuard no_grad;
   at::Generator gen = at::detail::createCPUGenerator(mix_seed(seed, 0x5eed));

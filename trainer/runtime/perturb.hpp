@@ -14,6 +14,7 @@ namespace sg::trainer {
 // Every element x of every tensor in `named` (in order) becomes x * (1 + eps * s), s = +-1
 // drawn from a CPU generator seeded with (seed, 0x5eed); the same on every rank. eps == 0
 // leaves the tensors untouched (bitwise the unperturbed run).
-void perturb_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named, double eps, uint64_t seed);
+void perturb_parameters(const std::vector<std::pair<std::string, at::Tensor>>& named, double eps,
+                        uint64_t seed);
 
 }  // namespace sg::trainer

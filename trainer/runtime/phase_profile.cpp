@@ -49,7 +49,8 @@ ScopedPhase::~ScopedPhase() {
   PhasePeaks::instance().end(phase_, device_);
   if (!on_) return;
   synchronize(device_);
-  PhaseProfile::instance().add(phase_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  PhaseProfile::instance().add(
+      phase_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
 }
 
 }  // namespace sg::trainer

@@ -17,8 +17,8 @@
 
 #if SPEEDGATE_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAFunctions.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -42,12 +42,14 @@ std::string cpu_name() {
 // (e.g. "0-15,32-47"). Throws std::runtime_error when the list cannot be read.
 void bind_to_gpu_numa_node(int device) {
   char bus[32] = {0};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) throw std::runtime_error("cudaDeviceGetPCIBusId failed");
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess)
+    throw std::runtime_error("cudaDeviceGetPCIBusId failed");
   std::string id(bus);
   for (auto& ch : id) ch = static_cast<char>(std::tolower(ch));
   std::ifstream in("/sys/bus/pci/devices/" + id + "/local_cpulist");
   std::string list;
-  if (!std::getline(in, list) || list.empty()) throw std::runtime_error("no local_cpulist for GPU " + id);
+  if (!std::getline(in, list) || list.empty())
+    throw std::runtime_error("no local_cpulist for GPU " + id);
   cpu_set_t set;
   CPU_ZERO(&set);
   std::stringstream ss(list);
@@ -58,7 +60,8 @@ void bind_to_gpu_numa_node(int device) {
     const int hi = dash == std::string::npos ? lo : std::stoi(range.substr(dash + 1));
     for (int c = lo; c <= hi; ++c) CPU_SET(c, &set);
   }
-  if (sched_setaffinity(0, sizeof set, &set) != 0) throw std::runtime_error("sched_setaffinity failed");
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw std::runtime_error("sched_setaffinity failed");
 }
 #endif
 
@@ -67,7 +70,8 @@ void bind_to_gpu_numa_node(int device) {
 bool is_out_of_memory(const std::exception& e) {
   if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return true;
   const std::string what = e.what();
-  return what.find("out of memory") != std::string::npos || what.find("OutOfMemory") != std::string::npos ||
+  return what.find("out of memory") != std::string::npos ||
+         what.find("OutOfMemory") != std::string::npos ||
          what.find("DefaultCPUAllocator: can't allocate memory") != std::string::npos;
 }
 
@@ -88,7 +92,8 @@ Runtime setup_runtime(int threads, const Switches& sw) {
   rt.threads = threads;
   // Before any CUDA initialisation: cuBLAS determinism and allocator settings.
   setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
-  if (sw.alloc_expandable) setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", /*overwrite=*/1);
+  if (sw.alloc_expandable)
+    setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", /*overwrite=*/1);
   at::set_num_threads(threads);
   at::set_num_interop_threads(1);
   rt.deterministic = !sw.nondeterministic;

@@ -29,7 +29,8 @@ StepStats::~StepStats() = default;
 void StepStats::begin_step(int64_t step) {
   step_ = step;
   // The sum starts at float zero wherever it is kept: 0 + x, then in micro-batch order.
-  loss_sum_ = at::zeros({}, at::TensorOptions().dtype(at::kFloat).device(lagged_ ? device_ : c10::Device(c10::kCPU)));
+  loss_sum_ = at::zeros(
+      {}, at::TensorOptions().dtype(at::kFloat).device(lagged_ ? device_ : c10::Device(c10::kCPU)));
   grad_norm_ = at::Tensor();
 }
 

@@ -47,7 +47,7 @@ class StepStats {
   c10::Device device_;
   bool lagged_;
   int64_t step_ = 0;
-  at::Tensor loss_sum_;  // the current step's: on the host (immediate) or the device (lagged)
+  at::Tensor loss_sum_;   // the current step's: on the host (immediate) or the device (lagged)
   at::Tensor grad_norm_;  // immediate: cleared once ready() has returned the step
   std::vector<std::unique_ptr<Pending>> pending_;  // lagged: ended steps not yet returned
 };

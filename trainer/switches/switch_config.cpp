@@ -37,7 +37,8 @@ std::string domain_error(const SwitchSpec& spec, const std::string& value) {
         const long long v = std::stoll(value, &used);
         if (used != value.size()) return "expects an integer";
         if (v < spec.min || v > spec.max) {
-          return "expects an integer in " + std::to_string(spec.min) + ".." + std::to_string(spec.max);
+          return "expects an integer in " + std::to_string(spec.min) + ".." +
+                 std::to_string(spec.max);
         }
         return "";
       } catch (const std::exception&) {
@@ -67,13 +68,16 @@ void check_entry(const std::string& key, const std::string& value, const std::st
     }
     throw BadInputError(where + ": unknown kernel family variable " + key);
   }
-  if (key.rfind(kPrefix, 0) != 0) throw BadInputError(where + ": " + key + " is not an SG_* switch");
+  if (key.rfind(kPrefix, 0) != 0)
+    throw BadInputError(where + ": " + key + " is not an SG_* switch");
   const SwitchSpec* spec = find_switch(key.substr(std::string(kPrefix).size()));
   if (spec == nullptr) throw BadInputError(where + ": unknown switch " + key);
   const auto err = domain_error(*spec, value);
-  if (!err.empty()) throw BadInputError(where + ": " + key + "=" + value + " is out of domain: " + err);
+  if (!err.empty())
+    throw BadInputError(where + ": " + key + "=" + value + " is out of domain: " + err);
   if (!spec->unavailable_reason.empty() && value != spec->default_value) {
-    throw BadInputError(where + ": " + key + " is unavailable in this build: " + spec->unavailable_reason);
+    throw BadInputError(where + ": " + key +
+                        " is unavailable in this build: " + spec->unavailable_reason);
   }
 }
 
@@ -112,7 +116,8 @@ std::map<std::string, std::string> sg_environment() {
   return out;
 }
 
-Switches resolve_switches(const std::map<std::string, std::string>& env, const std::string& preset_path) {
+Switches resolve_switches(const std::map<std::string, std::string>& env,
+                          const std::string& preset_path) {
   std::map<std::string, Source> chosen;
   if (!preset_path.empty()) {
     for (const auto& e : read_preset(preset_path)) {
@@ -136,7 +141,8 @@ Switches resolve_switches(const std::map<std::string, std::string>& env, const s
         const SwitchSpec* dep = find_switch(req.substr(0, eq));
         const std::string need = req.substr(eq + 1);
         if (dep == nullptr || value_of(*dep) != need) {
-          throw BadInputError(chosen.at(spec.env()).where + ": " + spec.env() + "=" + value + " requires SG_" + req);
+          throw BadInputError(chosen.at(spec.env()).where + ": " + spec.env() + "=" + value +
+                              " requires SG_" + req);
         }
       }
       if (!spec.deterministic) sw.nondeterministic = true;
@@ -164,8 +170,8 @@ void check_switches_apply(const Switches& sw, const std::string& workload,
   auto refuse = [&](const std::string& what, const SwitchSpec& spec) {
     std::string list;
     for (const auto& w : readers(spec)) list += (list.empty() ? "" : ", ") + w;
-    throw BadInputError(what + " does not apply to workload " + workload + " (" + spec.env() + " applies to: " +
-                        list + "); unset it for this workload");
+    throw BadInputError(what + " does not apply to workload " + workload + " (" + spec.env() +
+                        " applies to: " + list + "); unset it for this workload");
   };
   for (const auto& spec : switch_table()) {
     auto it = sw.resolved.find(spec.env());

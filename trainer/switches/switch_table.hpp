@@ -26,16 +26,17 @@ enum class SwitchScope {
 };
 
 struct SwitchSpec {
-  std::string name;                 // "TEXT_CACHE"; env is "SG_" + name
+  std::string name;  // "TEXT_CACHE"; env is "SG_" + name
   SwitchType type = SwitchType::kBool;
   std::vector<std::string> values;  // bool: {"0","1"}; enum: whole domain; int: candidates
   int64_t min = 0;                  // int only, inclusive
   int64_t max = 0;
   std::string default_value;
-  std::vector<std::string> requires;  // "NAME=value" that must hold for a non-default value
+  std::vector<std::string>
+  requires;  // "NAME=value" that must hold for a non-default value
   Identity identity = Identity::kBitwise;
   Effect effect = Effect::kSpeed;
-  bool deterministic = true;        // false: some non-default value has no deterministic kernel
+  bool deterministic = true;  // false: some non-default value has no deterministic kernel
   std::string doc;
   // Which code reads it (the table's helpers default to kWam); describe --json lists the
   // workloads that read it.

@@ -33,8 +33,7 @@ struct TrialPage {
 };
 // The SQL for a sortable table column; nullopt for a name the table cannot sort by.
 std::optional<std::string> sort_column(const std::string& name);
-nlohmann::json campaign_trial_page(Store& store, std::int64_t campaign_id,
-                                   const TrialPage& page);
+nlohmann::json campaign_trial_page(Store& store, std::int64_t campaign_id, const TrialPage& page);
 // What the charts draw: a campaign's trials as columns (index = 1-based position in the
 // campaign, id, disposition, speedup, samples_per_s, projected and measured peak bytes,
 // on_frontier, preset), at most max_points of them (0 = all; which ones:

@@ -29,7 +29,8 @@ std::vector<std::size_t> quotas(const std::vector<std::size_t>& sizes, std::size
   std::vector<double> exact(n, 0.0);
   std::size_t used = 0;
   for (std::size_t d = 0; d < n; ++d) {
-    exact[d] = static_cast<double>(room) * static_cast<double>(sizes[d]) / static_cast<double>(total);
+    exact[d] =
+        static_cast<double>(room) * static_cast<double>(sizes[d]) / static_cast<double>(total);
     q[d] = static_cast<std::size_t>(std::floor(exact[d]));
     used += q[d];
   }
@@ -43,7 +44,8 @@ std::vector<std::size_t> quotas(const std::vector<std::size_t>& sizes, std::size
   }
   std::vector<std::size_t> rarest(n);
   std::iota(rarest.begin(), rarest.end(), 0);
-  std::stable_sort(rarest.begin(), rarest.end(), [&](auto a, auto b) { return sizes[a] < sizes[b]; });
+  std::stable_sort(rarest.begin(), rarest.end(),
+                   [&](auto a, auto b) { return sizes[a] < sizes[b]; });
   for (std::size_t d : rarest) {
     if (q[d] > 0 || sizes[d] == 0) continue;
     std::size_t donor = n;
@@ -65,7 +67,8 @@ std::vector<std::size_t> quotas(const std::vector<std::size_t>& sizes, std::size
 
 }  // namespace
 
-std::vector<std::size_t> sample_series(const std::vector<SeriesPoint>& points, std::size_t max_points) {
+std::vector<std::size_t> sample_series(const std::vector<SeriesPoint>& points,
+                                       std::size_t max_points) {
   std::vector<std::size_t> all(points.size());
   std::iota(all.begin(), all.end(), 0);
   if (max_points == 0 || points.size() <= max_points) return all;
@@ -81,8 +84,10 @@ std::vector<std::size_t> sample_series(const std::vector<SeriesPoint>& points, s
     const double p = points[i].projected_peak_bytes;
     return std::isfinite(p) ? p : HUGE_VAL;
   };
-  std::stable_sort(frontier.begin(), frontier.end(), [&](auto a, auto b) { return peak(a) < peak(b); });
-  const std::size_t frontier_room = max_points / 2 > chosen.size() ? max_points / 2 - chosen.size() : 0;
+  std::stable_sort(frontier.begin(), frontier.end(),
+                   [&](auto a, auto b) { return peak(a) < peak(b); });
+  const std::size_t frontier_room =
+      max_points / 2 > chosen.size() ? max_points / 2 - chosen.size() : 0;
   for (std::size_t i : spread(frontier, frontier_room)) chosen.push_back(i);
 
   std::vector<bool> taken(points.size(), false);

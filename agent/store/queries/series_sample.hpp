@@ -24,6 +24,7 @@ struct SeriesPoint {
 
 // Indices into `points` (trial order), ascending. All of them when max_points is 0 or
 // not below points.size(); else exactly max_points of them.
-std::vector<std::size_t> sample_series(const std::vector<SeriesPoint>& points, std::size_t max_points);
+std::vector<std::size_t> sample_series(const std::vector<SeriesPoint>& points,
+                                       std::size_t max_points);
 
 }  // namespace sg::agent::dashboard

@@ -15,10 +15,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kHint = " (the lm corpus is the license texts of Debian's base-files package; "
-                              "set SPEEDGATE_LM_CORPUS_DIR to another directory of text files)";
+constexpr const char* kHint =
+    " (the lm corpus is the license texts of Debian's base-files package; "
+    "set SPEEDGATE_LM_CORPUS_DIR to another directory of text files)";
 
-bool blank(const std::string& line) { return line.find_first_not_of(" \t\r\f\v") == std::string::npos; }
+bool blank(const std::string& line) {
+  return line.find_first_not_of(" \t\r\f\v") == std::string::npos;
+}
 
 }  // namespace
 
@@ -35,7 +38,8 @@ std::string corpus_dir_from_environment() {
 
 Corpus load_corpus(const std::string& dir, int64_t vocab) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw BadInputError("lm corpus directory " + dir + " is missing" + kHint);
+  if (!fs::is_directory(dir, ec))
+    throw BadInputError("lm corpus directory " + dir + " is missing" + kHint);
   Corpus c;
   c.dir = dir;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -63,7 +67,8 @@ Corpus load_corpus(const std::string& dir, int64_t vocab) {
     }
     flush();
   }
-  if (c.documents.empty()) throw BadInputError("lm corpus directory " + dir + " holds no text" + kHint);
+  if (c.documents.empty())
+    throw BadInputError("lm corpus directory " + dir + " holds no text" + kHint);
   return c;
 }
 

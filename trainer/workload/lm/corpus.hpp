@@ -15,8 +15,8 @@ constexpr const char* kDefaultCorpusDir = "/usr/share/common-licenses";
 
 struct Corpus {
   std::string dir;
-  std::vector<std::string> files;                // names, sorted
-  std::vector<std::vector<int64_t>> documents;   // token ids, no end-of-document token
+  std::vector<std::string> files;               // names, sorted
+  std::vector<std::vector<int64_t>> documents;  // token ids, no end-of-document token
   int64_t tokens() const;
 };
 

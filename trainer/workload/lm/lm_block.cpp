@@ -8,7 +8,9 @@ namespace sg::trainer {
 
 at::Tensor rope1d_table(int64_t len, int64_t head_dim, double theta, c10::Device device) {
   auto opts = at::TensorOptions().dtype(at::kDouble).device(device);
-  auto inv_freq = at::pow(theta, at::arange(0, head_dim, 2, opts).div(static_cast<double>(head_dim))).reciprocal();
+  auto inv_freq =
+      at::pow(theta, at::arange(0, head_dim, 2, opts).div(static_cast<double>(head_dim)))
+          .reciprocal();
   auto angles = at::outer(at::arange(len, opts), inv_freq);  // [len, head_dim/2]
   return at::stack({at::cos(angles), at::sin(angles)}, /*dim=*/-1).contiguous();
 }
@@ -41,8 +43,12 @@ at::Tensor LmBlockImpl::forward(const at::Tensor& x, const at::Tensor& rope, con
   auto kh = sg::kernels::rope_apply(k(h).view({b, len, kv_heads, head_dim}), rope);
   auto vh = v(h).view({b, len, kv_heads, head_dim});
   // Grouped-query attention: each key/value head serves `group` consecutive query heads.
-  kh = kh.unsqueeze(3).expand({b, len, kv_heads, group, head_dim}).reshape({b, len, heads, head_dim});
-  vh = vh.unsqueeze(3).expand({b, len, kv_heads, group, head_dim}).reshape({b, len, heads, head_dim});
+  kh = kh.unsqueeze(3)
+           .expand({b, len, kv_heads, group, head_dim})
+           .reshape({b, len, heads, head_dim});
+  vh = vh.unsqueeze(3)
+           .expand({b, len, kv_heads, group, head_dim})
+           .reshape({b, len, heads, head_dim});
   auto y = x + o(attention(qh, kh, vh, mask, backend));
   auto m = mlp_norm(y);
   return y + down(at::silu(gate(m)) * up(m));

@@ -3,9 +3,9 @@
 // residual stream (Llama's block).
 #pragma once
 
+#include "trainer/model/layers.hpp"
 #include "trainer/workload/lm/lm_config.hpp"
 #include "trainer/workload/lm/osft_linear.hpp"
-#include "trainer/model/layers.hpp"
 
 #include <torch/torch.h>
 
@@ -23,7 +23,8 @@ at::Tensor document_causal_mask(const at::Tensor& doc_ids);
 struct LmBlockImpl : torch::nn::Module {
   LmBlockImpl(const LmConfig& c, bool osft);
   // x [B, L, dim], rope table [L, head_dim/2, 2], mask [B, 1, L, L].
-  at::Tensor forward(const at::Tensor& x, const at::Tensor& rope, const at::Tensor& mask, AttnBackend backend);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& rope, const at::Tensor& mask,
+                     AttnBackend backend);
 
   int64_t heads, kv_heads, head_dim;
   RMSNorm attn_norm{nullptr}, mlp_norm{nullptr};

@@ -9,8 +9,9 @@
 namespace sg::trainer {
 namespace {
 
-LmConfig make(const char* name, int64_t vocab, int64_t dim, int64_t layers, int64_t heads, int64_t kv_heads,
-              int64_t head_dim, int64_t ffn, int64_t seq_len, int64_t micro_batch) {
+LmConfig make(const char* name, int64_t vocab, int64_t dim, int64_t layers, int64_t heads,
+              int64_t kv_heads, int64_t head_dim, int64_t ffn, int64_t seq_len,
+              int64_t micro_batch) {
   LmConfig c;
   c.name = name;
   c.vocab = vocab, c.dim = dim, c.layers = layers, c.heads = heads, c.kv_heads = kv_heads;
@@ -47,7 +48,8 @@ const LmConfig& lm_config(const std::string& size) {
   for (const auto& c : table()) {
     if (c.name == size) return c;
   }
-  throw BadInputError("unknown size '" + size + "' of workload lm" + sg::did_you_mean(size, lm_size_names()) +
+  throw BadInputError("unknown size '" + size + "' of workload lm" +
+                      sg::did_you_mean(size, lm_size_names()) +
                       " (sizes: " + sg::join_names(lm_size_names()) + ")");
 }
 

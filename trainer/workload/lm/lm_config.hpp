@@ -13,14 +13,14 @@ namespace sg::trainer {
 
 struct LmConfig {
   std::string name;
-  int64_t vocab = 0;      // token ids: 0 padding, 1 end of document, words from 2
-  int64_t dim = 0;        // model width
+  int64_t vocab = 0;  // token ids: 0 padding, 1 end of document, words from 2
+  int64_t dim = 0;    // model width
   int64_t layers = 0;
-  int64_t heads = 0;      // query heads
-  int64_t kv_heads = 0;   // key/value heads (grouped-query attention: heads % kv_heads == 0)
+  int64_t heads = 0;     // query heads
+  int64_t kv_heads = 0;  // key/value heads (grouped-query attention: heads % kv_heads == 0)
   int64_t head_dim = 0;
-  int64_t ffn = 0;        // SwiGLU hidden width
-  int64_t seq_len = 0;    // packed row length (inputs); a multiple of 8
+  int64_t ffn = 0;      // SwiGLU hidden width
+  int64_t seq_len = 0;  // packed row length (inputs); a multiple of 8
   int64_t default_micro_batch = 1;
   double rope_theta = 500000.0;
   double norm_eps = 1e-5;

@@ -24,7 +24,8 @@ at::Tensor LmModelImpl::forward(const at::Tensor& inputs, const at::Tensor& doc_
   // does not see position 1), so the check needs no device read.
   if (backend != AttnBackend::kMath && inputs.size(1) == 1) mask = at::Tensor();
   if (opt.cuda_graphs && graphs_.empty()) {
-    for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("lm." + std::to_string(i)));
+    for (int64_t i = 0; i < cfg.layers; ++i)
+      graphs_.push_back(std::make_shared<GraphedLayer>("lm." + std::to_string(i)));
   }
   for (int64_t i = 0; i < cfg.layers; ++i) {
     auto block = blocks->ptr<LmBlockImpl>(i);
@@ -47,7 +48,8 @@ at::Tensor LmModelImpl::forward(const at::Tensor& inputs, const at::Tensor& doc_
 
 at::Tensor LmModelImpl::loss_sum(const LmBatch& batch) {
   auto logits = forward(batch.inputs, batch.doc_ids);
-  auto ce = at::cross_entropy_loss(logits.reshape({-1, cfg.vocab}).to(at::kFloat), batch.targets.reshape({-1}),
+  auto ce = at::cross_entropy_loss(logits.reshape({-1, cfg.vocab}).to(at::kFloat),
+                                   batch.targets.reshape({-1}),
                                    /*weight=*/{}, at::Reduction::None);
   return (ce * batch.loss_mask.reshape({-1}).to(at::kFloat)).sum();
 }

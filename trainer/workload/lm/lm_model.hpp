@@ -3,11 +3,11 @@
 // next-token cross-entropy over the targets in the loss mask (packing.hpp).
 #pragma once
 
+#include "trainer/model/graphed_layer.hpp"
+#include "trainer/model/layers.hpp"
 #include "trainer/workload/lm/lm_block.hpp"
 #include "trainer/workload/lm/lm_config.hpp"
 #include "trainer/workload/lm/packing.hpp"
-#include "trainer/model/graphed_layer.hpp"
-#include "trainer/model/layers.hpp"
 
 #include <torch/torch.h>
 
@@ -36,7 +36,8 @@ struct LmModelImpl : torch::nn::Module {
   RMSNorm final_norm{nullptr};
 
  private:
-  std::vector<std::shared_ptr<GraphedLayer>> graphs_;  // per block, created on first use (CUDA_GRAPHS)
+  std::vector<std::shared_ptr<GraphedLayer>>
+      graphs_;  // per block, created on first use (CUDA_GRAPHS)
 };
 TORCH_MODULE(LmModel);
 

@@ -8,12 +8,7 @@
 #include "trainer/runtime/perturb.hpp"
 
 #include "kernels/common/dispatch.hpp"
-#include "trainer/runtime/seed.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/workload/lm/corpus.hpp"
-#include "trainer/workload/lm/lm_config.hpp"
-#include "trainer/workload/lm/lm_model.hpp"
-#include "trainer/workload/lm/packing.hpp"
 #include "trainer/model/init_device.hpp"
 #include "trainer/optim/adamw_util.hpp"
 #include "trainer/optim/recipe.hpp"
@@ -21,7 +16,12 @@
 #include "trainer/runtime/autocast.hpp"
 #include "trainer/runtime/memory_tracker.hpp"
 #include "trainer/runtime/op_profile.hpp"
+#include "trainer/runtime/seed.hpp"
 #include "trainer/test_faults.hpp"
+#include "trainer/workload/lm/corpus.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
+#include "trainer/workload/lm/lm_model.hpp"
+#include "trainer/workload/lm/packing.hpp"
 #include "trainer/workload/run_context.hpp"
 
 #include <torch/torch.h>
@@ -40,8 +40,8 @@ int64_t bytes_of(const std::vector<at::Tensor>& ts) {
   return n;
 }
 
-float eval_loss(LmModel& model, const Corpus& corpus, const LmConfig& cfg, int64_t micro, int64_t batches,
-                bool pad_to_8, c10::Device device) {
+float eval_loss(LmModel& model, const Corpus& corpus, const LmConfig& cfg, int64_t micro,
+                int64_t batches, bool pad_to_8, c10::Device device) {
   torch::NoGradGuard no_grad;
   AutocastScope autocast({device.is_cuda(), at::kBFloat16});
   PackedRows rows(corpus, cfg.seq_len, kEvalSeed);
@@ -97,7 +97,8 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   const int64_t rows_per_step = micro * accum * rt.world_size;
   const double flops_per_token = lm_model_flops_per_token(cfg);
   r.model_flops_per_step = flops_per_token * static_cast<double>(cfg.seq_len * rows_per_step);
-  OpProfile op_profile(rt.device, /*writer=*/true);  // SPEEDGATE_PROFILE_OPS: checked before any work
+  OpProfile op_profile(rt.device,
+                       /*writer=*/true);  // SPEEDGATE_PROFILE_OPS: checked before any work
 
   // ---- data: the corpus, read now (exit 2 when missing) ----
   const Corpus corpus = load_corpus(corpus_dir_from_environment(), cfg.vocab);
@@ -130,7 +131,8 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   }
   perturb_parameters(named, opt.perturb, seed);
   if (opt.perturb > 0) r.extra["perturb"] = opt.perturb;
-  torch::optim::AdamW optim(params, torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+  torch::optim::AdamW optim(params,
+                            torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
   const AutocastState autocast{rt.device.is_cuda(), at::kBFloat16};
   r.extra["build_seconds"] = std::chrono::duration<double>(Clock::now() - build_start).count();
 
@@ -138,8 +140,23 @@ void run_lm_training(const RunOptions& opt, const Switches& sw, const Runtime& r
   const int64_t warmup = opt.steps > opt.warmup_steps ? opt.warmup_steps : 0;
   reset_memory_peaks(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
-  LmRun run{{opt, sw, rt, r, faults}, cfg, corpus, rows, model, named, params, optim, autocast,
-            op_profile, seed, micro, accum, rows_per_step, first_row, warmup, flops_per_token};
+  LmRun run{{opt, sw, rt, r, faults},
+            cfg,
+            corpus,
+            rows,
+            model,
+            named,
+            params,
+            optim,
+            autocast,
+            op_profile,
+            seed,
+            micro,
+            accum,
+            rows_per_step,
+            first_row,
+            warmup,
+            flops_per_token};
   run.train();
   run.finish();
 }
@@ -150,12 +167,14 @@ void LmRun::train() {
   for (int64_t step = 0; step < opt.steps; ++step) {
     if (step == warmup) op_profile.start();
     const auto t0 = Clock::now();
-    torch::manual_seed(mix_seed(mix_seed(seed, static_cast<uint64_t>(rt.rank)), static_cast<uint64_t>(step)));
+    torch::manual_seed(
+        mix_seed(mix_seed(seed, static_cast<uint64_t>(rt.rank)), static_cast<uint64_t>(step)));
     for (auto& p : params) p.mutable_grad() = at::Tensor();
     std::vector<LmBatch> batches;
     int64_t step_tokens = 0;
     for (int64_t g = 0; g < accum; ++g) {
-      batches.push_back(make_batch(rows, first_row + (step * accum + g) * micro, micro, sw.pad_to_8, rt.device));
+      batches.push_back(
+          make_batch(rows, first_row + (step * accum + g) * micro, micro, sw.pad_to_8, rt.device));
       step_tokens += batches.back().real_tokens;
       lengths.push_back(batches.back().length);
       positions += micro * batches.back().length;
@@ -168,11 +187,13 @@ void LmRun::train() {
         loss_sum = model->loss_sum(batch);
       }
       if (faults.nan_loss && step == 1) loss_sum = loss_sum * std::nan("");
-      if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
+      if (faults.oom && step == 1)
+        throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
       logged = logged + loss_sum.detach().to(at::kCPU);
       // Token-weighted mean over the whole step; the test fault takes each micro-batch's
       // own mean instead and sums them (G x the norm).
-      const double denom = static_cast<double>(faults.grad_accum_sum ? batch.real_tokens : step_tokens);
+      const double denom =
+          static_cast<double>(faults.grad_accum_sum ? batch.real_tokens : step_tokens);
       (loss_sum / denom).backward();
     }
     const float loss_value = (logged / static_cast<double>(step_tokens)).item<float>();
@@ -202,7 +223,8 @@ void LmRun::finish() {
   r.param_digest = digest_tensors(named);
   r.optimizer_digest = optimizer_digest(optim, named, &optimizer_bytes);
   double seconds = 0.0;
-  for (int64_t s = warmup; s < opt.steps; ++s) seconds += r.step_records[static_cast<size_t>(s)].seconds;
+  for (int64_t s = warmup; s < opt.steps; ++s)
+    seconds += r.step_records[static_cast<size_t>(s)].seconds;
   r.steady_state_steps = opt.steps - warmup;
   const double samples = static_cast<double>(rows_per_step * r.steady_state_steps);
   r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
@@ -214,11 +236,13 @@ void LmRun::finish() {
   auto& b = r.breakdown;
   for (const auto& p : params) {
     b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-    if (p.grad().defined()) b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
+    if (p.grad().defined())
+      b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
   }
   b.optimizer = optimizer_bytes;
   b.frozen = bytes_of(model->buffers());
-  b.activations = std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
+  b.activations =
+      std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
 
   r.extra["lm"] = {{"real_tokens", real_tokens},
                    {"positions", positions},

@@ -1,8 +1,8 @@
 // Plain or OSFT-factorised linear (see osft_linear.hpp).
 #include "trainer/workload/lm/osft_linear.hpp"
 
-#include "trainer/workload/lm/lm_config.hpp"
 #include "trainer/model/init_device.hpp"
+#include "trainer/workload/lm/lm_config.hpp"
 
 #include <cmath>
 
@@ -34,7 +34,8 @@ LmLinearImpl::LmLinearImpl(int64_t in, int64_t out, bool osft_) : osft(osft_) {
 
 at::Tensor LmLinearImpl::effective_weight() const {
   if (!osft) return weight;
-  return at::matmul(u_high * s_high, v_high.transpose(0, 1)) + at::matmul(u_low * s_low, v_low.transpose(0, 1));
+  return at::matmul(u_high * s_high, v_high.transpose(0, 1)) +
+         at::matmul(u_low * s_low, v_low.transpose(0, 1));
 }
 
 at::Tensor LmLinearImpl::forward(const at::Tensor& x) { return at::linear(x, effective_weight()); }

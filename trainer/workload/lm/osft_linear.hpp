@@ -19,9 +19,9 @@ struct LmLinearImpl : torch::nn::Module {
   at::Tensor effective_weight() const;
 
   bool osft;
-  at::Tensor weight;                                // plain: trainable [out, in]
-  at::Tensor u_high, s_high, v_high;                // osft, frozen: [out, r-k], [r-k], [in, r-k]
-  at::Tensor u_low, s_low, v_low;                   // osft, trainable: [out, k], [k], [in, k]
+  at::Tensor weight;                  // plain: trainable [out, in]
+  at::Tensor u_high, s_high, v_high;  // osft, frozen: [out, r-k], [r-k], [in, r-k]
+  at::Tensor u_low, s_low, v_low;     // osft, trainable: [out, k], [k], [in, k]
 };
 TORCH_MODULE(LmLinear);
 

@@ -35,7 +35,8 @@ PackedRow PackedRows::row(int64_t index) const {
 LmBatch collate(const std::vector<PackedRow>& rows, bool pad_to_8) {
   const auto b = static_cast<int64_t>(rows.size());
   int64_t len = 0;
-  for (const auto& r : rows) len = std::max<int64_t>(len, static_cast<int64_t>(r.tokens.size()) - 1);
+  for (const auto& r : rows)
+    len = std::max<int64_t>(len, static_cast<int64_t>(r.tokens.size()) - 1);
   if (pad_to_8) len = (len + 7) / 8 * 8;
   auto inputs = at::full({b, len}, kPadId, at::kLong);
   auto targets = at::full({b, len}, kPadId, at::kLong);
@@ -63,7 +64,8 @@ LmBatch collate(const std::vector<PackedRow>& rows, bool pad_to_8) {
   return {inputs, targets, mask, docs, real, len};
 }
 
-LmBatch make_batch(const PackedRows& rows, int64_t first_index, int64_t count, bool pad_to_8, c10::Device device) {
+LmBatch make_batch(const PackedRows& rows, int64_t first_index, int64_t count, bool pad_to_8,
+                   c10::Device device) {
   std::vector<PackedRow> picked;
   for (int64_t i = 0; i < count; ++i) picked.push_back(rows.row(first_index + i));
   LmBatch batch = collate(picked, pad_to_8);

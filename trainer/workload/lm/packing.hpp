@@ -24,10 +24,10 @@ struct PackedRow {
 };
 
 struct LmBatch {
-  at::Tensor inputs;     // [B, L] int64, kPadId on padding
-  at::Tensor targets;    // [B, L] int64, kPadId where not in the loss
-  at::Tensor loss_mask;  // [B, L] bool: the target is a real token of the input's document
-  at::Tensor doc_ids;    // [B, L] int64: document number within the row, -1 on padding
+  at::Tensor inputs;        // [B, L] int64, kPadId on padding
+  at::Tensor targets;       // [B, L] int64, kPadId where not in the loss
+  at::Tensor loss_mask;     // [B, L] bool: the target is a real token of the input's document
+  at::Tensor doc_ids;       // [B, L] int64: document number within the row, -1 on padding
   int64_t real_tokens = 0;  // loss_mask's true count (the same with or without PAD_TO_8)
   int64_t length = 0;       // L
 };
@@ -47,6 +47,7 @@ class PackedRows {
 LmBatch collate(const std::vector<PackedRow>& rows, bool pad_to_8);
 
 // Rows first_index .. first_index + count - 1, collated and moved to `device`.
-LmBatch make_batch(const PackedRows& rows, int64_t first_index, int64_t count, bool pad_to_8, c10::Device device);
+LmBatch make_batch(const PackedRows& rows, int64_t first_index, int64_t count, bool pad_to_8,
+                   c10::Device device);
 
 }  // namespace sg::trainer

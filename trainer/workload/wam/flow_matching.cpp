@@ -1,8 +1,8 @@
 // Flow-matching targets and loss (see flow_matching.hpp).
 #include "trainer/workload/wam/flow_matching.hpp"
 
-#include "trainer/workload/wam/data/synthetic_clips.hpp"
 #include "trainer/test_mutants.hpp"
+#include "trainer/workload/wam/data/synthetic_clips.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -23,8 +23,8 @@ at::Tensor stacked_on(const std::vector<at::Tensor>& draws, c10::Device device, 
 
 }  // namespace
 
-FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions, const std::vector<int64_t>& sample_ids,
-                         uint64_t seed, bool async_copies) {
+FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions,
+                         const std::vector<int64_t>& sample_ids, uint64_t seed, bool async_copies) {
   std::vector<at::Tensor> ts, eps, eps_a;
   auto host = at::TensorOptions().dtype(at::kFloat);
   auto lat_shape = latents.sizes().slice(1).vec();

@@ -20,8 +20,8 @@ struct FlowTargets {
 // async_copies (FAST_INPUT): on CUDA the draws are stacked into pinned host memory and
 // copied without blocking (a blocking copy from pageable memory waits for the device to
 // drain); the same values either way.
-FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions, const std::vector<int64_t>& sample_ids,
-                         uint64_t seed, bool async_copies);
+FlowTargets flow_targets(const at::Tensor& latents, const at::Tensor& actions,
+                         const std::vector<int64_t>& sample_ids, uint64_t seed, bool async_copies);
 
 // Mean squared velocity error on video latents plus on actions, float32.
 at::Tensor flow_loss(const at::Tensor& pred_v, const at::Tensor& pred_a, const FlowTargets& f);

@@ -40,11 +40,14 @@ JointAttentionImpl::JointAttentionImpl(const WamConfig& c) : heads(c.heads), hea
   norm_k_a = register_module("norm_k_a", RMSNorm(hd));
 }
 
-std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& h_v, const at::Tensor& h_a,
-                                                              const at::Tensor& rope, const at::Tensor& mask,
+std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& h_v,
+                                                              const at::Tensor& h_a,
+                                                              const at::Tensor& rope,
+                                                              const at::Tensor& mask,
                                                               AttnBackend backend) {
   const int64_t b = h_v.size(0), tv = h_v.size(1), ta = h_a.size(1);
-  // rope(norm(x).view(b, tv, heads, head_dim)): one pass when FUSED_QK_NORM and FUSED_ROPE are both on.
+  // rope(norm(x).view(b, tv, heads, head_dim)): one pass when FUSED_QK_NORM and FUSED_ROPE are both
+  // on.
   auto qv = sg::kernels::rms_norm_rope(q_v(h_v), norm_q_v->weight, norm_q_v->eps, rope, heads);
   auto kv = sg::kernels::rms_norm_rope(k_v(h_v), norm_k_v->weight, norm_k_v->eps, rope, heads);
   auto vv = v_v(h_v);

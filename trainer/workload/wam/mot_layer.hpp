@@ -14,15 +14,15 @@ namespace sg::trainer {
 
 // Inputs of a layer, in this order (so a layer can be checkpointed as a tensor list).
 enum LayerInput : size_t {
-  kVideo,         // [B, Tv, dv]
-  kAction,        // [B, Ta, da]
-  kVideoMod,      // [B, 6, dv] timestep modulation
-  kActionMod,     // [B, 6, da]
-  kVideoContext,  // [B, L, dv] text context projected for the video block
-  kActionContext, // [B, L, da]
-  kContextMask,   // [B, L] bool
-  kRopeTable,     // [Tv, hd/2, 2] float64
-  kJointMask,     // [S, S] bool, S = Tv + Ta
+  kVideo,          // [B, Tv, dv]
+  kAction,         // [B, Ta, da]
+  kVideoMod,       // [B, 6, dv] timestep modulation
+  kActionMod,      // [B, 6, da]
+  kVideoContext,   // [B, L, dv] text context projected for the video block
+  kActionContext,  // [B, L, da]
+  kContextMask,    // [B, L] bool
+  kRopeTable,      // [Tv, hd/2, 2] float64
+  kJointMask,      // [S, S] bool, S = Tv + Ta
   kNumLayerInputs
 };
 
@@ -35,8 +35,9 @@ struct LayerOptions {
 struct JointAttentionImpl : torch::nn::Module {
   explicit JointAttentionImpl(const WamConfig& c);
   // h_v, h_a: modulated inputs. Returns the two output projections.
-  std::pair<at::Tensor, at::Tensor> forward(const at::Tensor& h_v, const at::Tensor& h_a, const at::Tensor& rope,
-                                            const at::Tensor& mask, AttnBackend backend);
+  std::pair<at::Tensor, at::Tensor> forward(const at::Tensor& h_v, const at::Tensor& h_a,
+                                            const at::Tensor& rope, const at::Tensor& mask,
+                                            AttnBackend backend);
   int64_t heads, head_dim;
   Linear q_v{nullptr}, k_v{nullptr}, v_v{nullptr}, o_v{nullptr};
   Linear q_a{nullptr}, k_a{nullptr}, v_a{nullptr}, o_a{nullptr};

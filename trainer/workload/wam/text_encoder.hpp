@@ -34,6 +34,7 @@ struct TextEncoderImpl : torch::nn::Module {
 TORCH_MODULE(TextEncoder);
 
 // T5's bidirectional relative position buckets for a length-L sequence: [L, L] int64.
-at::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance, c10::Device device);
+at::Tensor relative_position_buckets(int64_t length, int64_t num_buckets, int64_t max_distance,
+                                     c10::Device device);
 
 }  // namespace sg::trainer

@@ -21,11 +21,14 @@ VaeEncoderImpl::VaeEncoderImpl(const WamConfig& c) {
   spatial = register_module("spatial", torch::nn::ModuleList());
   int64_t in = 3;
   for (int64_t ch : c.vae_channels) {
-    spatial->push_back(Conv3d(torch::nn::Conv3dOptions(in, ch, 3).stride({1, 2, 2}).padding({0, 1, 1})));
+    spatial->push_back(
+        Conv3d(torch::nn::Conv3dOptions(in, ch, 3).stride({1, 2, 2}).padding({0, 1, 1})));
     in = ch;
   }
-  time1 = register_module("time1", Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
-  time2 = register_module("time2", Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
+  time1 = register_module("time1",
+                          Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
+  time2 = register_module("time2",
+                          Conv3d(torch::nn::Conv3dOptions(in, in, {2, 1, 1}).stride({2, 1, 1})));
   out = register_module("out", Conv3d(torch::nn::Conv3dOptions(in, c.latent_channels, 1)));
 }
 
@@ -36,7 +39,8 @@ at::Tensor VaeEncoderImpl::encode(const at::Tensor& video, const VaeOptions& opt
   return z.contiguous();
 }
 
-at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames, std::vector<at::Tensor>* contexts, bool cl,
+at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames,
+                                         std::vector<at::Tensor>* contexts, bool cl,
                                          bool in_place) {
   at::Tensor raw;  // the last conv's output, not yet activated
   for (size_t i = 0; i < spatial->size(); ++i) {
@@ -44,14 +48,16 @@ at::Tensor VaeEncoderImpl::spatial_convs(const at::Tensor& frames, std::vector<a
     at::Tensor input;
     if (!in_place) {
       const at::Tensor h = i == 0 ? frames : at::silu(raw);
-      if (!context.defined()) context = torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
+      if (!context.defined())
+        context =
+            torch::zeros({h.size(0), h.size(1), kCausalPad, h.size(3), h.size(4)}, h.options());
       input = layout(torch::cat({context, h}, 2), cl);
     } else {
       const at::Tensor& body = i == 0 ? frames : raw;
       auto sizes = body.sizes().vec();
       sizes[2] += kCausalPad;
       input = at::empty(sizes, body.options().memory_format(cl ? at::MemoryFormat::ChannelsLast3d
-                                                                 : at::MemoryFormat::Contiguous));
+                                                               : at::MemoryFormat::Contiguous));
       auto left = input.narrow(2, 0, kCausalPad);
       if (context.defined()) {
         left.copy_(context);
@@ -86,7 +92,8 @@ at::Tensor VaeEncoderImpl::encode_chunked(const at::Tensor& video, bool cl, bool
   for (int64_t start = 0; start < frames;) {
     const int64_t len = start == 0 ? 1 : kChunk;
     auto h = spatial_convs(video.narrow(2, start, len), &contexts, cl, in_place);
-    if (start > 0) h = conv(time2, conv(time1, h, cl), cl);  // 4 frames -> 1; the first frame stays apart
+    if (start > 0)
+      h = conv(time2, conv(time1, h, cl), cl);  // 4 frames -> 1; the first frame stays apart
     outs.push_back(out->forward(layout(h, cl)));
     start += len;
   }

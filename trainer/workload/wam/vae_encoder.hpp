@@ -39,8 +39,8 @@ struct VaeEncoderImpl : torch::nn::Module {
   // The spatial convs over `frames` [B, 3, T, H, W]; `contexts` (one per conv) holds each
   // conv's left context (undefined: zeros) and is replaced by its input's last frames
   // (nullptr: no carry). Returns the last conv's SiLU output.
-  at::Tensor spatial_convs(const at::Tensor& frames, std::vector<at::Tensor>* contexts, bool channels_last,
-                           bool in_place);
+  at::Tensor spatial_convs(const at::Tensor& frames, std::vector<at::Tensor>* contexts,
+                           bool channels_last, bool in_place);
 
   torch::nn::ModuleList spatial{nullptr};  // Conv3d k3, stride (1, 2, 2), spatial pad 1
   Conv3d time1{nullptr}, time2{nullptr}, out{nullptr};

@@ -13,10 +13,13 @@ at::Tensor build_joint_mask(const WamConfig& c, c10::Device device, bool* all_vi
   const int64_t tv = c.video_tokens(), s = c.tokens_per_sample();
   const int64_t per_frame = c.grid_h() * c.grid_w();
   auto mask = torch::zeros({s, s}, torch::kBool);
-  mask.narrow(0, 0, tv).narrow(1, 0, tv).fill_(true);                     // video sees video
-  mask.narrow(0, 0, per_frame).narrow(1, per_frame, tv - per_frame).fill_(false);  // first frame causal
-  mask.narrow(0, tv, s - tv).fill_(true);                                 // actions see everything
-  if (all_visible != nullptr) *all_visible = mask.all().item<bool>();      // on the host: no device sync
+  mask.narrow(0, 0, tv).narrow(1, 0, tv).fill_(true);  // video sees video
+  mask.narrow(0, 0, per_frame)
+      .narrow(1, per_frame, tv - per_frame)
+      .fill_(false);                       // first frame causal
+  mask.narrow(0, tv, s - tv).fill_(true);  // actions see everything
+  if (all_visible != nullptr)
+    *all_visible = mask.all().item<bool>();  // on the host: no device sync
   return mask.to(device);
 }
 
@@ -32,13 +35,17 @@ WamModelImpl::WamModelImpl(const WamConfig& c, ModelOptions o) : cfg(c), opt(o) 
   time_a = register_module("time_a", TimeEmbedding(c.freq_dim, da));
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < c.layers; ++i) layers->push_back(MoTLayer(c));
-  head_mod_v = register_parameter("head_mod_v", torch::randn({1, 2, dv}, parameter_options()) / std::sqrt(double(dv)));
-  head_mod_a = register_parameter("head_mod_a", torch::randn({1, 2, da}, parameter_options()) / std::sqrt(double(da)));
+  head_mod_v = register_parameter(
+      "head_mod_v", torch::randn({1, 2, dv}, parameter_options()) / std::sqrt(double(dv)));
+  head_mod_a = register_parameter(
+      "head_mod_a", torch::randn({1, 2, da}, parameter_options()) / std::sqrt(double(da)));
   head_v = register_module("head_v", Linear(dv, c.patch_features()));
   head_a = register_module("head_a", Linear(da, c.action_features));
 }
 
-bool WamModelImpl::checkpoints_layer(int64_t i) const { return opt.ckpt_layers < 0 || i < opt.ckpt_layers; }
+bool WamModelImpl::checkpoints_layer(int64_t i) const {
+  return opt.ckpt_layers < 0 || i < opt.ckpt_layers;
+}
 
 at::Tensor WamModelImpl::rope_table(c10::Device device) {
   auto build = [&] {
@@ -63,13 +70,17 @@ at::Tensor WamModelImpl::patchify(const at::Tensor& x) const {
   // [B, z, F, h, w] -> [B, F * gh * gw, z * ph * pw]
   const int64_t b = x.size(0), z = x.size(1), f = x.size(2);
   const int64_t gh = cfg.grid_h(), gw = cfg.grid_w(), ph = cfg.patch_h, pw = cfg.patch_w;
-  return x.reshape({b, z, f, gh, ph, gw, pw}).permute({0, 2, 3, 5, 1, 4, 6}).reshape({b, f * gh * gw, z * ph * pw});
+  return x.reshape({b, z, f, gh, ph, gw, pw})
+      .permute({0, 2, 3, 5, 1, 4, 6})
+      .reshape({b, f * gh * gw, z * ph * pw});
 }
 
 at::Tensor WamModelImpl::unpatchify(const at::Tensor& tokens) const {
   const int64_t b = tokens.size(0), z = cfg.latent_channels, f = cfg.latent_frames();
   const int64_t gh = cfg.grid_h(), gw = cfg.grid_w(), ph = cfg.patch_h, pw = cfg.patch_w;
-  return tokens.reshape({b, f, gh, gw, z, ph, pw}).permute({0, 4, 1, 2, 5, 3, 6}).reshape({b, z, f, gh * ph, gw * pw});
+  return tokens.reshape({b, f, gh, gw, z, ph, pw})
+      .permute({0, 4, 1, 2, 5, 3, 6})
+      .reshape({b, z, f, gh * ph, gw * pw});
 }
 
 Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, const at::Tensor& t,
@@ -93,7 +104,8 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
   const at::Tensor layer_context_mask = sdpa && context_all_visible ? at::Tensor() : context_mask;
   const bool graphs = opt.cuda_graphs && !opt.mixed_attn_ckpt;
   if (graphs && graphs_.empty()) {
-    for (int64_t i = 0; i < cfg.layers; ++i) graphs_.push_back(std::make_shared<GraphedLayer>("wam." + std::to_string(i)));
+    for (int64_t i = 0; i < cfg.layers; ++i)
+      graphs_.push_back(std::make_shared<GraphedLayer>("wam." + std::to_string(i)));
   }
 
   for (int64_t i = 0; i < cfg.layers; ++i) {
@@ -105,14 +117,17 @@ Prediction WamModelImpl::forward(const at::Tensor& x_t, const at::Tensor& a_t, c
     TensorList out;
     if (checkpoints_layer(i)) {
       const LayerOptions lo{opt.backend, /*checkpoint_attention=*/false};
-      out = checkpointed([layer, lo](const TensorList& x) { return layer->forward(x, lo); }, in, layer->parameters());
+      out = checkpointed([layer, lo](const TensorList& x) { return layer->forward(x, lo); }, in,
+                         layer->parameters());
     } else if (graphs) {
       // Replayed from CUDA graphs; like a checkpointed layer it hands back one gradient
       // per input. A layer that checkpoints its attention (MIXED_ATTN_CKPT) is not graphed:
       // the recompute would need the activations the graph keeps.
       const LayerOptions lo{opt.backend, /*checkpoint_attention=*/false};
-      out = graphed(*graphs_[static_cast<size_t>(i)], [layer, lo](const TensorList& x) { return layer->forward(x, lo); },
-                    in, layer->parameters());
+      out = graphed(
+          *graphs_[static_cast<size_t>(i)],
+          [layer, lo](const TensorList& x) { return layer->forward(x, lo); }, in,
+          layer->parameters());
     } else {
       // Per-layer gradient boundary: a checkpointed layer hands back ONE gradient per
       // input (e.g. the text context used by both k and v), summed inside the layer. The

@@ -29,8 +29,9 @@ struct WamModelImpl : torch::nn::Module {
   // x_t [B, z, F, h, w] noisy latents, a_t [B, Ta, Af] noisy actions, t [B] in [0, 1],
   // context [B, L, text_dim], context_mask [B, L] bool; context_all_visible: every entry
   // of context_mask is true (known on the host, so the model never reads the mask back).
-  Prediction forward(const at::Tensor& x_t, const at::Tensor& a_t, const at::Tensor& t, const at::Tensor& context,
-                     const at::Tensor& context_mask, bool context_all_visible);
+  Prediction forward(const at::Tensor& x_t, const at::Tensor& a_t, const at::Tensor& t,
+                     const at::Tensor& context, const at::Tensor& context_mask,
+                     bool context_all_visible);
 
   // True when layer i is checkpointed as a whole.
   bool checkpoints_layer(int64_t i) const;
@@ -51,7 +52,8 @@ struct WamModelImpl : torch::nn::Module {
   at::Tensor unpatchify(const at::Tensor& tokens) const;
   at::Tensor rope_cache_, mask_cache_;
   bool mask_all_visible_ = false;
-  std::vector<std::shared_ptr<GraphedLayer>> graphs_;  // per layer, created on first use (CUDA_GRAPHS)
+  std::vector<std::shared_ptr<GraphedLayer>>
+      graphs_;  // per layer, created on first use (CUDA_GRAPHS)
 };
 TORCH_MODULE(WamModel);
 

@@ -1,17 +1,14 @@
 // The wam training loop, top to bottom: build, load data, step, evaluate, report.
 // Switch-dependent paths live in the modules they change (wam_workload.cpp, text/,
 // data/, the shared layers); this file only wires them. Registered as workload "wam".
-#include "trainer/train_loop.hpp"
 #include "trainer/runtime/perturb.hpp"
+#include "trainer/train_loop.hpp"
 
 #include <algorithm>
 
-#include "trainer/workload/wam/data/clip_loader.hpp"
-#include "trainer/workload/wam/data/device_batch.hpp"
 #include "trainer/distributed/gradient_buckets.hpp"
 #include "trainer/distributed/sharded_adamw.hpp"
 #include "trainer/errors.hpp"
-#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/optim/adamw_util.hpp"
 #include "trainer/optim/recipe.hpp"
 #include "trainer/result/digest.hpp"
@@ -23,6 +20,9 @@
 #include "trainer/test_faults.hpp"
 #include "trainer/test_mutants.hpp"
 #include "trainer/workload/run_context.hpp"
+#include "trainer/workload/wam/data/clip_loader.hpp"
+#include "trainer/workload/wam/data/device_batch.hpp"
+#include "trainer/workload/wam/wam_config.hpp"
 #include "trainer/workload/wam/wam_train_loop.hpp"
 #include "trainer/workload/wam/wam_workload.hpp"
 
@@ -37,8 +37,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int64_t batches, c10::Device device,
-                bool fast_input) {
+float eval_loss(WamWorkload& wam, const WamConfig& cfg, int64_t micro_batch, int64_t batches,
+                c10::Device device, bool fast_input) {
   torch::NoGradGuard no_grad;
   SyntheticClips eval_data(cfg, kEvalSeed);
   LoaderOptions lo;
@@ -102,7 +102,8 @@ void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& 
   const uint64_t seed = static_cast<uint64_t>(opt.seed);
   const int64_t samples_per_step = micro * accum * rt.world_size;
   r.model_flops_per_step = model_flops_per_sample(cfg) * static_cast<double>(samples_per_step);
-  OpProfile op_profile(rt.device, /*writer=*/rt.rank == 0);  // SPEEDGATE_PROFILE_OPS: checked before any work
+  OpProfile op_profile(rt.device,
+                       /*writer=*/rt.rank == 0);  // SPEEDGATE_PROFILE_OPS: checked before any work
 
   // ---- build: frozen encoders, backbone, optimizer ----
   const auto build_start = Clock::now();
@@ -112,7 +113,8 @@ void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& 
   std::vector<at::Tensor> params;
   for (const auto& np : named) params.push_back(np.second);
   Communicator* comm = rt.comm.get();  // null at world size 1: averaging and sharding are no-ops
-  const auto adamw = mutants.adamw(torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+  const auto adamw =
+      mutants.adamw(torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
   ShardedAdamW optim(params, adamw, comm, sw.zero1);
   GradientReducer reducer(params, comm, sw.bucket_mb << 20, sw.overlap_comm);
 
@@ -139,9 +141,26 @@ void run_wam_training(const RunOptions& opt, const Switches& sw, const Runtime& 
   phase_peaks.reset(rt.device);
   if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, 0);
   StepStats stats(rt.device, sw.async_step_stats);
-  WamRun run{{opt, sw, rt, r, faults}, cfg, wam, named, params, comm, optim, reducer, loader, stats,
-             op_profile, profile, phase_peaks, seed, noise_seed, micro, accum, samples_per_step,
-             first_steady_step, /*step_seconds=*/{}};
+  WamRun run{{opt, sw, rt, r, faults},
+             cfg,
+             wam,
+             named,
+             params,
+             comm,
+             optim,
+             reducer,
+             loader,
+             stats,
+             op_profile,
+             profile,
+             phase_peaks,
+             seed,
+             noise_seed,
+             micro,
+             accum,
+             samples_per_step,
+             first_steady_step,
+             /*step_seconds=*/{}};
   run.train();
   run.finish();
 }
@@ -152,7 +171,8 @@ void WamRun::record(const std::vector<StepValues>& values) {
   for (const auto& v : values) {
     const float loss_value = global_mean(comm, v.loss_sum / static_cast<float>(accum));
     const auto s = static_cast<size_t>(v.step);
-    r.step_records.push_back({v.step, loss_value, v.grad_norm, s < step_seconds.size() ? step_seconds[s] : 0.0});
+    r.step_records.push_back(
+        {v.step, loss_value, v.grad_norm, s < step_seconds.size() ? step_seconds[s] : 0.0});
     if (!std::isfinite(loss_value) || !std::isfinite(v.grad_norm)) {
       throw NonFiniteError("non-finite loss or gradient norm at step " + std::to_string(v.step));
     }
@@ -171,7 +191,8 @@ void WamRun::train() {
       }
       const auto t0 = Clock::now();
       profile.set_recording(step >= first_steady_step);
-      // The same on every rank (no training op draws from it; per-sample noise is seeded by sample id).
+      // The same on every rank (no training op draws from it; per-sample noise is seeded by sample
+      // id).
       torch::manual_seed(mix_seed(mix_seed(seed, 0), static_cast<uint64_t>(step)));
       if (faults.rank_crash && step == 1 && rt.rank == 1) std::abort();
       for (auto& p : params) p.mutable_grad() = at::Tensor();
@@ -183,7 +204,8 @@ void WamRun::train() {
         }();
         at::Tensor loss = wam.loss(batch, noise_seed);
         if (faults.nan_loss && step == 1) loss = loss * std::nan("");
-        if (faults.oom && step == 1) throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
+        if (faults.oom && step == 1)
+          throw std::runtime_error("CUDA out of memory (injected by SPEEDGATE_TEST_FAULT=oom)");
         stats.add_loss(loss);
         // Average the micro-batches: loss / G before backward (the test fault sums them).
         ScopedPhase phase("backward", rt.device);
@@ -206,7 +228,8 @@ void WamRun::train() {
       stats.end_step();
       if (step + 1 == opt.steps) record(stats.flush());  // the last step's time includes its wait
       step_seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      if (!r.step_records.empty() && r.step_records.back().step == step) r.step_records.back().seconds = step_seconds.back();
+      if (!r.step_records.empty() && r.step_records.back().step == step)
+        r.step_records.back().seconds = step_seconds.back();
       if (!opt.heartbeat_path.empty()) write_heartbeat(opt.heartbeat_path, step + 1);
     }
   } catch (const NonFiniteError&) {
@@ -245,7 +268,8 @@ void WamRun::finish() {
   r.rank_param_digests = gather_to_root(comm, r.param_digest);
   const int64_t warmup = first_steady_step;
   double seconds = 0.0;
-  for (int64_t s = warmup; s < opt.steps; ++s) seconds += r.step_records[static_cast<size_t>(s)].seconds;
+  for (int64_t s = warmup; s < opt.steps; ++s)
+    seconds += r.step_records[static_cast<size_t>(s)].seconds;
   r.steady_state_steps = opt.steps - warmup;
   const double samples = static_cast<double>(samples_per_step * r.steady_state_steps);
   r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
@@ -256,23 +280,30 @@ void WamRun::finish() {
   r.peak_reserved = gather_int_to_root(comm, peaks.reserved);
   for (const auto& [phase, bytes] : phase_peaks.allocated_by_phase()) {
     const auto per_rank = gather_int_to_root(comm, bytes);
-    r.phase_peak_allocated[phase] = per_rank.empty() ? 0 : *std::max_element(per_rank.begin(), per_rank.end());
+    r.phase_peak_allocated[phase] =
+        per_rank.empty() ? 0 : *std::max_element(per_rank.begin(), per_rank.end());
   }
   auto& b = r.breakdown;
   for (const auto& p : params) {
     b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-    if (p.grad().defined()) b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
+    if (p.grad().defined())
+      b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
   }
   b.optimizer = optim.local_state_bytes();
   b.frozen = wam.frozen_device_bytes();
-  if (!rt.device.is_cuda() && wam.text().offload() != nullptr) b.frozen += wam.text().offload()->host_bytes();
-  b.activations = std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
+  if (!rt.device.is_cuda() && wam.text().offload() != nullptr)
+    b.frozen += wam.text().offload()->host_bytes();
+  b.activations =
+      std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
 
   if (const auto* cache = wam.text().cache()) {
-    r.extra["text_cache"] = {{"hits", cache->hits}, {"misses", cache->misses}, {"evictions", cache->evictions},
+    r.extra["text_cache"] = {{"hits", cache->hits},
+                             {"misses", cache->misses},
+                             {"evictions", cache->evictions},
                              {"entries", cache->size()}};
   }
-  if (const auto* off = wam.text().offload()) r.extra["text_encoder_offload"] = {{"loads", off->loads}};
+  if (const auto* off = wam.text().offload())
+    r.extra["text_encoder_offload"] = {{"loads", off->loads}};
   if (comm != nullptr) {
     r.extra["gradient_buckets"] = {{"buckets", reducer.plan().buckets.size()},
                                    {"started_in_backward", reducer.started_in_backward()}};

@@ -47,7 +47,9 @@ WamWorkload::WamWorkload(const WamConfig& c, const Switches& sw, c10::Device dev
   mo.memoize_tables = sw.fast_input;
   mo.cuda_graphs = sw.cuda_graphs;
   // Process-wide (one workload per process): the fused kernel families the switches select.
-  sg::kernels::select_kernels({{{"ROPE", sw.fused_rope}, {"CAT", sw.fast_cat}, {"ADALN", sw.fused_adaln},
+  sg::kernels::select_kernels({{{"ROPE", sw.fused_rope},
+                                {"CAT", sw.fast_cat},
+                                {"ADALN", sw.fused_adaln},
                                 {"QKNORM", sw.fused_qk_norm}},
                                sw.kernel_params});
   model = WamModel(c, mo);
@@ -81,7 +83,8 @@ at::Tensor WamWorkload::loss(const DeviceBatch& batch, uint64_t noise_seed) {
     latents = encode_video(batch);
   }
   ScopedPhase phase("forward", device_);
-  const auto flow = flow_targets(latents, batch.actions, batch.sample_ids, noise_seed, sw_.fast_input);
+  const auto flow =
+      flow_targets(latents, batch.actions, batch.sample_ids, noise_seed, sw_.fast_input);
   const auto pred = model->forward(flow.x_t, flow.a_t, flow.t, ctx.rows, ctx.mask, ctx.all_visible);
   return flow_loss(pred.video, pred.action, flow);
 }
@@ -91,7 +94,8 @@ std::vector<std::pair<std::string, at::Tensor>> WamWorkload::named_frozen() cons
   for (const auto& item : text_encoder_->named_parameters()) {
     out.emplace_back("text_encoder." + item.key(), item.value());
   }
-  for (const auto& item : vae_->named_parameters()) out.emplace_back("vae." + item.key(), item.value());
+  for (const auto& item : vae_->named_parameters())
+    out.emplace_back("vae." + item.key(), item.value());
   return out;
 }
 

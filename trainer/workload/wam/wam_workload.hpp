@@ -3,11 +3,11 @@
 // reach the modules they change here (input order, VAE mode, text path, kernels).
 #pragma once
 
+#include "trainer/switches/switches.hpp"
 #include "trainer/workload/wam/data/device_batch.hpp"
+#include "trainer/workload/wam/text/text_conditioner.hpp"
 #include "trainer/workload/wam/vae_encoder.hpp"
 #include "trainer/workload/wam/wam_model.hpp"
-#include "trainer/switches/switches.hpp"
-#include "trainer/workload/wam/text/text_conditioner.hpp"
 
 #include <torch/torch.h>
 

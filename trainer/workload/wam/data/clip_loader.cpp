@@ -14,7 +14,8 @@ HostBatch build_batch(const SyntheticClips& data, const LoaderOptions& opt, int6
   batch.actions = at::empty({b, c.action_tokens, c.action_features}, host.dtype(at::kFloat));
   batch.token_ids = at::empty({b, c.text_len}, host.dtype(at::kLong));
   batch.token_mask = at::empty({b, c.text_len}, host.dtype(at::kBool));
-  if (opt.collate_uint8) batch.clip_u8 = at::empty({b, c.frames, c.height, c.width, 3}, host.dtype(at::kByte));
+  if (opt.collate_uint8)
+    batch.clip_u8 = at::empty({b, c.frames, c.height, c.width, 3}, host.dtype(at::kByte));
   for (int64_t i = 0; i < b; ++i) {
     const int64_t id = opt.first_sample + index * (opt.batch_stride > 0 ? opt.batch_stride : b) + i;
     batch.sample_ids.push_back(id);
@@ -25,8 +26,10 @@ HostBatch build_batch(const SyntheticClips& data, const LoaderOptions& opt, int6
       batch.frames.push_back(at::empty({c.frames, c.height, c.width, 3}, at::kByte));
       frames = batch.frames.back().data_ptr<uint8_t>();
     }
-    data.make(id, frames, batch.actions.data_ptr<float>() + i * c.action_tokens * c.action_features);
-    data.tokenize(SyntheticClips::prompt(data.prompt_id(id)), batch.token_ids.data_ptr<int64_t>() + i * c.text_len,
+    data.make(id, frames,
+              batch.actions.data_ptr<float>() + i * c.action_tokens * c.action_features);
+    data.tokenize(SyntheticClips::prompt(data.prompt_id(id)),
+                  batch.token_ids.data_ptr<int64_t>() + i * c.text_len,
                   batch.token_mask.data_ptr<bool>() + i * c.text_len);
   }
   return batch;

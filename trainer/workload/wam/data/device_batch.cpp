@@ -15,14 +15,17 @@ DeviceBatch to_device(const HostBatch& batch, c10::Device device, bool fast_inpu
   out.token_mask_host = batch.token_mask;
   if (fast_input) {
     const bool async = batch.clip_u8.is_pinned();
-    out.video = pixels_to_float(batch.clip_u8.to(device, /*non_blocking=*/async)).permute({0, 4, 1, 2, 3}).contiguous();
+    out.video = pixels_to_float(batch.clip_u8.to(device, /*non_blocking=*/async))
+                    .permute({0, 4, 1, 2, 3})
+                    .contiguous();
     out.actions = batch.actions.to(device, /*non_blocking=*/batch.actions.is_pinned());
     return out;
   }
   std::vector<at::Tensor> clips;
   for (const auto& frames : batch.frames) {
     std::vector<at::Tensor> converted;
-    for (int64_t t = 0; t < frames.size(0); ++t) converted.push_back(pixels_to_float(frames.select(0, t)));
+    for (int64_t t = 0; t < frames.size(0); ++t)
+      converted.push_back(pixels_to_float(frames.select(0, t)));
     clips.push_back(at::stack(converted, 0).permute({3, 0, 1, 2}));
   }
   out.video = at::stack(clips, 0).contiguous().to(device);

@@ -11,8 +11,8 @@ namespace sg::trainer {
 namespace {
 
 constexpr std::array<const char*, 5> kColours = {"red", "green", "blue", "yellow", "purple"};
-constexpr std::array<std::array<uint8_t, 3>, 5> kRgb = {{{220, 40, 40}, {40, 200, 60}, {50, 70, 230},
-                                                          {230, 210, 40}, {150, 60, 190}}};
+constexpr std::array<std::array<uint8_t, 3>, 5> kRgb = {
+    {{220, 40, 40}, {40, 200, 60}, {50, 70, 230}, {230, 210, 40}, {150, 60, 190}}};
 constexpr std::array<const char*, 2> kShapes = {"cube", "ball"};
 constexpr std::array<const char*, 4> kDirections = {"left", "right", "up", "down"};
 constexpr std::array<std::array<int, 2>, 4> kDirVec = {{{-1, 0}, {1, 0}, {0, -1}, {0, 1}}};
@@ -62,8 +62,8 @@ const std::string& SyntheticClips::prompt(int id) {
     for (int c = 0; c < 5; ++c)
       for (int s = 0; s < 2; ++s)
         for (int d = 0; d < 4; ++d)
-          p.push_back(std::string("push the ") + kColours[c] + " " + kShapes[s] + " to the " + kDirections[d] +
-                      " and stop");
+          p.push_back(std::string("push the ") + kColours[c] + " " + kShapes[s] + " to the " +
+                      kDirections[d] + " and stop");
     return p;
   }();
   return kPrompts.at(static_cast<size_t>(id));
@@ -94,21 +94,26 @@ void SyntheticClips::make(int64_t index, uint8_t* frames, float* actions) const 
   const double size = static_cast<double>(std::min(h, w));
   const double speed = size * 0.5 / static_cast<double>(t_len);
   std::vector<Shape> shapes;
-  shapes.push_back({colour, kind, size * (0.3 + 0.4 * rng.uniform()), size * (0.3 + 0.4 * rng.uniform()),
-                    kDirVec[dir][0] * speed, kDirVec[dir][1] * speed, size * (0.06 + 0.05 * rng.uniform())});
+  shapes.push_back({colour, kind, size * (0.3 + 0.4 * rng.uniform()),
+                    size * (0.3 + 0.4 * rng.uniform()), kDirVec[dir][0] * speed,
+                    kDirVec[dir][1] * speed, size * (0.06 + 0.05 * rng.uniform())});
   const int distractors = 1 + rng.below(2);
   for (int i = 0; i < distractors; ++i) {
-    shapes.push_back({rng.below(5), rng.below(2), w * rng.uniform(), h * rng.uniform(), (rng.uniform() - 0.5) * speed,
-                      (rng.uniform() - 0.5) * speed, size * (0.04 + 0.04 * rng.uniform())});
+    shapes.push_back({rng.below(5), rng.below(2), w * rng.uniform(), h * rng.uniform(),
+                      (rng.uniform() - 0.5) * speed, (rng.uniform() - 0.5) * speed,
+                      size * (0.04 + 0.04 * rng.uniform())});
   }
-  const std::array<double, 3> base = {40 + 60 * rng.uniform(), 40 + 60 * rng.uniform(), 40 + 60 * rng.uniform()};
+  const std::array<double, 3> base = {40 + 60 * rng.uniform(), 40 + 60 * rng.uniform(),
+                                      40 + 60 * rng.uniform()};
   // One background row pattern per image row (vertical gradient), copied per frame.
   std::vector<uint8_t> background(static_cast<size_t>(h * w * 3));
   for (int64_t y = 0; y < h; ++y) {
     const double g = static_cast<double>(y) / static_cast<double>(h);
-    const uint8_t px[3] = {static_cast<uint8_t>(base[0] + 60 * g), static_cast<uint8_t>(base[1] + 40 * g),
+    const uint8_t px[3] = {static_cast<uint8_t>(base[0] + 60 * g),
+                           static_cast<uint8_t>(base[1] + 40 * g),
                            static_cast<uint8_t>(base[2] + 20 * g)};
-    for (int64_t x = 0; x < w; ++x) std::memcpy(&background[static_cast<size_t>((y * w + x) * 3)], px, 3);
+    for (int64_t x = 0; x < w; ++x)
+      std::memcpy(&background[static_cast<size_t>((y * w + x) * 3)], px, 3);
   }
   for (int64_t t = 0; t < t_len; ++t) {
     uint8_t* frame = frames + t * h * w * 3;

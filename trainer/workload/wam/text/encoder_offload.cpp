@@ -17,7 +17,8 @@ EncoderOffload::EncoderOffload(torch::nn::Module& module, c10::Device device) : 
     total += round_up(p.numel());
   }
   if (params_.empty()) return;
-  host_ = at::empty({total}, at::TensorOptions().dtype(params_[0].scalar_type()).pinned_memory(device.is_cuda()));
+  host_ = at::empty(
+      {total}, at::TensorOptions().dtype(params_[0].scalar_type()).pinned_memory(device.is_cuda()));
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
     host_.narrow(0, offsets_[i], params_[i].numel()).copy_(params_[i].reshape({-1}));

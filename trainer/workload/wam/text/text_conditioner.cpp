@@ -30,12 +30,14 @@ at::Tensor TextConditioner::run_encoder(const at::Tensor& ids_host, const at::Te
 // Encodes only the distinct missing samples, on a prefix padded to a multiple of 8
 // tokens; the result is padded back to the full length with zeros. Returns [M, L, d]
 // for `rows` in order.
-at::Tensor TextConditioner::encode_missing_fast(const at::Tensor& ids_host, const at::Tensor& mask_host,
+at::Tensor TextConditioner::encode_missing_fast(const at::Tensor& ids_host,
+                                                const at::Tensor& mask_host,
                                                 const std::vector<int64_t>& rows) {
   const int64_t full = ids_host.size(1);
   int64_t longest = 1;
   for (int64_t r : rows) longest = std::max<int64_t>(longest, mask_host[r].sum().item<int64_t>());
-  const int64_t prefix = std::min(full, (longest + kMissPadMultiple - 1) / kMissPadMultiple * kMissPadMultiple);
+  const int64_t prefix =
+      std::min(full, (longest + kMissPadMultiple - 1) / kMissPadMultiple * kMissPadMultiple);
   auto index = at::tensor(rows, at::kLong);
   auto ids = ids_host.index_select(0, index).narrow(1, 0, prefix).contiguous();
   auto mask = mask_host.index_select(0, index).narrow(1, 0, prefix).contiguous();
@@ -59,7 +61,8 @@ TextContext TextConditioner::encode(const at::Tensor& ids_host, const at::Tensor
     for (int64_t i = 0; i < b; ++i) {
       keys[i] = TextCache::key(ids_host[i], mask_host[i]);
       rows[i] = cache_->find(keys[i]);
-      if (!rows[i].defined() && pending.emplace(keys[i], static_cast<int64_t>(missing.size())).second) {
+      if (!rows[i].defined() &&
+          pending.emplace(keys[i], static_cast<int64_t>(missing.size())).second) {
         missing.push_back(i);
       }
     }
@@ -69,7 +72,8 @@ TextContext TextConditioner::encode(const at::Tensor& ids_host, const at::Tensor
         for (int64_t i = 0; i < b; ++i) {
           if (!rows[i].defined()) rows[i] = fresh[pending.at(keys[i])];
         }
-        for (size_t m = 0; m < missing.size(); ++m) cache_->insert(keys[missing[m]], fresh[m].clone());
+        for (size_t m = 0; m < missing.size(); ++m)
+          cache_->insert(keys[missing[m]], fresh[m].clone());
       } else {
         // The whole batch, exactly as without the cache: rows are bitwise the encoder's.
         auto fresh = run_encoder(ids_host, mask_host);

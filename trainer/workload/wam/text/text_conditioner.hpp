@@ -3,10 +3,10 @@
 // (CONTEXT_TRUNC) and weight offload (TEXT_ENCODER_OFFLOAD) living here, not in the loop.
 #pragma once
 
-#include "trainer/workload/wam/text_encoder.hpp"
 #include "trainer/switches/switches.hpp"
 #include "trainer/workload/wam/text/encoder_offload.hpp"
 #include "trainer/workload/wam/text/text_cache.hpp"
+#include "trainer/workload/wam/text_encoder.hpp"
 
 #include <torch/torch.h>
 
@@ -15,8 +15,8 @@
 namespace sg::trainer {
 
 struct TextContext {
-  at::Tensor rows;  // [B, L', text_dim]
-  at::Tensor mask;  // [B, L'] bool
+  at::Tensor rows;           // [B, L', text_dim]
+  at::Tensor mask;           // [B, L'] bool
   bool all_visible = false;  // every entry of mask is true (from the host mask: no device sync)
 };
 
