@@ -123,8 +123,7 @@ __global__ void __launch_bounds__(kMaxThreads, kMinBlocks)
   fm::WelfordLN w[kPlays];
 #pragma unroll
   for (int j = 0; j < kPlays; ++j) w[j] = fm::WelfordLN{0.0f, 0.0f, 0.0f};
-  // Calls f(j, k, v) for play j's cached vectors k the row has (k ascending per play), v
-  // widened to float.
+  // f(j, k, v) for each cached vector k of play j that the row has (k ascending), v as float.
   auto each_cached = [&](auto&& f) {
 #pragma unroll
     for (int k = 0; k < kCached; ++k)
