@@ -3,6 +3,8 @@
 // candidate.
 #include <filesystem>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,10 +15,11 @@ namespace {
 
 using test::kernel_trial_count;
 
-// The small fake manifest with ROPE's kernel variants, whose threads=128 variant has the
-// fault `fault` (FAKE_KERNEL_DRIFT or FAKE_KERNEL_MISMATCH), while it lives.
-struct KernelFaultEnv {
-  explicit KernelFaultEnv(const std::string& fault) : fault_(fault, "threads=128") {}
+// A campaign of the small fake manifest with ROPE's kernel variants, whose threads=128
+// variant has the fault `fault` (FAKE_KERNEL_DRIFT or FAKE_KERNEL_MISMATCH).
+struct KernelCampaign : test::FakeCampaign {
+  KernelCampaign(const std::string& tag, std::vector<std::string> plan, const std::string& fault)
+      : test::FakeCampaign(tag, std::move(plan)), fault_(fault, "threads=128") {}
   test::ScopedEnv small_{"FAKE_MANIFEST", "small"};
   test::ScopedEnv kernels_{"FAKE_KERNELS", "1"};
   test::ScopedEnv fault_;
@@ -26,8 +29,7 @@ struct KernelFaultEnv {
 // the fastest (threads=128) changes the loss bits in training and fails the gate, the
 // next (threads=64) is verified, and the stack's combinations and the presets carry it.
 TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
-  test::FakeCampaign c("kernel_trials", {"kernels", "stack"});
-  KernelFaultEnv drift("FAKE_KERNEL_DRIFT");
+  KernelCampaign c("kernel_trials", {"kernels", "stack"}, "FAKE_KERNEL_DRIFT");
   auto cid = c.run();
   Store s(c.options.db_path);
   std::map<std::string, double> timed;
@@ -59,8 +61,7 @@ TEST(Campaign, KernelTrialsPickTheFastestVariantThatTrainsBitwise) {
 // A variant the kernel trial reports as not bitwise the plain one is recorded but never
 // tried in training, however fast.
 TEST(Campaign, KernelTrialMismatchIsNeverTriedInTraining) {
-  test::FakeCampaign c("kernel_mismatch", {"kernels"});
-  KernelFaultEnv mismatch("FAKE_KERNEL_MISMATCH");
+  KernelCampaign c("kernel_mismatch", {"kernels"}, "FAKE_KERNEL_MISMATCH");
   auto cid = c.run();
   Store s(c.options.db_path);
   std::map<std::string, bool> matches;
