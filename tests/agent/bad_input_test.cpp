@@ -18,10 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct BadInputTest : ::testing::Test {
-  std::string dir = test::make_temp_dir("badinput");
-  void TearDown() override { fs::remove_all(dir); }
-
+struct BadInputTest : test::TempDirTest {
   std::map<std::string, std::string> snapshot() const {
     std::map<std::string, std::string> files;
     for (const auto& e : fs::recursive_directory_iterator(dir)) {

@@ -22,9 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliTest : ::testing::Test {
-  std::string dir = test::make_temp_dir("cli");
-  void TearDown() override { fs::remove_all(dir); }
+struct CliTest : test::TempDirTest {
   std::vector<std::string> tune(std::vector<std::string> extra) {
     std::vector<std::string> a = {"tune",   "--workload", "wam",
                                   "--size", "tiny",       "--db",

@@ -18,6 +18,7 @@
 
 #include "agent/dashboard/server.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "dashboard_support.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent::dashboard {
@@ -161,17 +162,7 @@ TEST_F(DashboardHttpTest, ServePortOptionAndAPortInUse) {
   EXPECT_EQ(bad.code, 2) << bad.err;
 
   // --port overrides the port of --listen; stop it with SIGTERM once it printed its URL.
-  const int free = [] {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return static_cast<int>(ntohs(a.sin_port));
-  }();
+  const int free = test::free_port();
   bp::ipstream out;
   bp::child serve(test::speedgate_bin(), "serve", "--db", db_, "--listen", "127.0.0.1:1", "--port",
                   std::to_string(free), bp::std_out > out, bp::std_err > bp::null);

@@ -17,6 +17,7 @@
 #include "agent/dashboard/server.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
 #include "benchmarks/http_get.hpp"
+#include "dashboard_support.hpp"
 #include "integration/run_command.hpp"
 
 namespace sg::agent::dashboard {
@@ -27,32 +28,15 @@ namespace fs = std::filesystem;
 
 using sg::test::run_command;
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using test::free_port;
 
 class DashboardLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg-live-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    db_ = (dir_ / "store.db").string();
-    bench::SyntheticStoreSpec spec;
-    spec.campaigns = 3;
-    spec.evaluations_per_campaign = 40;
-    spec.log_dir = (dir_ / "logs").string();
-    counts_ = bench::write_synthetic_store(db_, spec);
+    auto store = test::synthetic_store_dir("sg-live-", 3, 40);
+    dir_ = store.dir;
+    db_ = store.db;
+    counts_ = store.counts;
     server_ = std::make_unique<Server>(db_, ListenAddress{"127.0.0.1", 0});
     port_ = server_->port();
     ASSERT_GT(port_, 0);
@@ -60,6 +44,14 @@ class DashboardLiveTest : public ::testing::Test {
   void TearDown() override {
     server_.reset();
     fs::remove_all(dir_);
+  }
+  // Headless chromium with a profile `profile` in dir_ and `budget_ms` of virtual time;
+  // the action and the URL follow.
+  std::string chromium(const std::string& profile, int budget_ms) const {
+    return "timeout 90 chromium --headless --no-sandbox --disable-gpu "
+           "--disable-background-networking --disable-dev-shm-usage --user-data-dir=" +
+           (dir_ / profile).string() +
+           " --window-size=1400,2000 --virtual-time-budget=" + std::to_string(budget_ms) + " ";
   }
   fs::path dir_;
   std::string db_;
@@ -145,10 +137,7 @@ TEST_F(DashboardLiveTest, PrometheusScrapesTrialCountsThatMatchTheDb) {
 
 TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
-  const std::string chromium =
-      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" +
-      (dir_ / "profile").string() + " --window-size=1400,2000 --virtual-time-budget=15000 ";
+  const std::string chromium = this->chromium("profile", 15000);
   const auto dom = run_command(chromium + "--dump-dom " + url + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
@@ -170,12 +159,7 @@ TEST_F(DashboardLiveTest, HeadlessChromiumRendersEveryChart) {
   }
   // Each switch's own gain: one bar per single-switch configuration of campaign 3.
   {
-    SQLite::Database db(db_, SQLite::OPEN_READONLY);
-    const int singles =
-        db.execAndGet(
-              "SELECT COUNT(DISTINCT config_key) FROM evaluations WHERE campaign_id = 3 "
-              "AND (SELECT COUNT(*) FROM json_each(config_json)) = 1")
-            .getInt();
+    const int singles = test::single_switch_configs(db_, 3);
     EXPECT_GT(singles, 0);
     EXPECT_EQ(points["chart-switches"], std::to_string(singles));
   }
@@ -213,11 +197,8 @@ TEST_F(DashboardLiveTest, EvidenceOfOneEvaluationIsDrawn) {
           .getString();
   const std::string url =
       "http://127.0.0.1:" + std::to_string(port_) + "/#evaluation-" + std::to_string(id);
-  const auto dom = run_command(
-      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" +
-      (dir_ / "profile-evidence").string() +
-      " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom '" + url + "' 2>/dev/null");
+  const auto dom =
+      run_command(chromium("profile-evidence", 15000) + "--dump-dom '" + url + "' 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("Evaluation #" + std::to_string(id) + " "), std::string::npos)
       << dom.out.substr(0, 3000);
@@ -238,11 +219,8 @@ TEST_F(DashboardLiveTest, ARunningCampaignIsRefreshedLive) {
     db.exec("UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = 3");
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/";
-  const auto dom = run_command(
-      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" +
-      (dir_ / "profile-live").string() +
-      " --window-size=1400,2000 --virtual-time-budget=12000 --dump-dom " + url + " 2>/dev/null");
+  const auto dom =
+      run_command(chromium("profile-live", 12000) + "--dump-dom " + url + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   EXPECT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
   EXPECT_NE(dom.out.find("● live"), std::string::npos);
@@ -270,12 +248,8 @@ TEST_F(DashboardLiveTest, LargeCampaignChartsDrawASampleOfEveryDisposition) {
         "WHERE disposition = 'slower')");
   }
   Server big(big_db, ListenAddress{"127.0.0.1", 0});
-  const auto dom = run_command(
-      "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-      "--disable-dev-shm-usage --user-data-dir=" +
-      (dir_ / "profile-big").string() +
-      " --window-size=1400,2000 --virtual-time-budget=15000 --dump-dom http://127.0.0.1:" +
-      std::to_string(big.port()) + "/ 2>/dev/null");
+  const auto dom = run_command(chromium("profile-big", 15000) + "--dump-dom http://127.0.0.1:" +
+                               std::to_string(big.port()) + "/ 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
   ASSERT_NE(dom.out.find("data-ready=\"yes\""), std::string::npos) << dom.out.substr(0, 3000);
   const auto attr = [&](const std::string& chart, const std::string& name) {

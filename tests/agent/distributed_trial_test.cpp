@@ -24,15 +24,9 @@ struct DistributedTrial : ::testing::Test {
 
   TrialOutcome run_two_ranks(const std::string& tag) {
     LocalExecutor cpu({}, /*parallel_trials=*/1);
-    TrialRequest r;
-    r.trainer = test::real_trainer();
-    r.workload = "wam";
-    r.size = "tiny";
-    r.steps = 2;
-    r.micro_batch = 1;
+    TrialRequest r = test::real_trial_request(dir + "/" + tag, 2);
     r.threads = 1;
     r.world_size = 2;
-    r.dir = dir + "/" + tag;
     r.deadline = std::chrono::seconds(300);
     r.grace = std::chrono::seconds(2);
     return cpu.run(r);

@@ -65,10 +65,7 @@ std::vector<int> group_members(int pgid) {
   return out;
 }
 
-struct ExecutorTest : ::testing::Test {
-  std::string dir = test::make_temp_dir("executor");
-  void TearDown() override { fs::remove_all(dir); }
-
+struct ExecutorTest : test::TempDirTest {
   TrialRequest fake_request(const std::string& tag, int steps = 3) const {
     TrialRequest r;
     r.trainer = test::fake_trainer();

@@ -40,38 +40,11 @@ TEST(FaultCampaign, EveryFaultEndsAsItsDispositionAndTheCampaignContinues) {
   rules += ",FAST_MISS=1:big_output";
   const std::string flood_key = "FAST_MISS=1,TEXT_CACHE=1";
 
-  auto r = test::run_speedgate({"tune",
-                                "--workload",
-                                "wam",
-                                "--size",
-                                "tiny",
-                                "--db",
-                                "sg.db",
-                                "--trainer",
-                                test::fake_trainer(),
-                                "--steps",
-                                "3",
-                                "--screen-steps",
-                                "3",
-                                "--seeds",
-                                "0,1000",
-                                "--repeats",
-                                "2",
-                                "--max-repeats",
-                                "2",
-                                "--noise-pairs",
-                                "0",
-                                "--plan",
-                                "screen",
-                                "--trial-timeout",
-                                "15",
-                                "--target-micro-batch",
-                                "32",
-                                "--memory-budget",
-                                "fast=141GiB",
-                                "--presets-out",
-                                "presets"},
-                               dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", rules}});
+  auto r = test::run_speedgate(
+      test::tune_args("wam", "sg.db", test::fake_trainer(), 3, 3,
+                      {"--plan", "screen", "--trial-timeout", "15", "--target-micro-batch", "32",
+                       "--memory-budget", "fast=141GiB", "--presets-out", "presets"}),
+      dir, {{"FAKE_MANIFEST", "full"}, {"FAKE_FAULT_IF", rules}});
   ASSERT_EQ(r.code, 0) << r.err;
 
   Store s(dir + "/sg.db", /*read_only=*/true);

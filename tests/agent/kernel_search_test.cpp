@@ -67,63 +67,62 @@ std::vector<std::string> keys(const ReplayEvaluator& r) {
   return out;
 }
 
-TEST(KernelSearch, TimesEveryVariantThenVerifiesTheFastestInTraining) {
+// Strategy `kernels` over rope_manifest(), replaying `entries` and, unless null, the
+// kernel trial's `kernel_timings`.
+struct KernelsRun {
+  std::vector<std::string> keys;  // the evaluations it asked for, in order
+  decltype(SearchContext::kernel_choice) choice;
+};
+KernelsRun run_kernels(const json& entries, const json& kernel_timings = nullptr) {
   const Manifest m = rope_manifest();
-  ReplayEvaluator replay(
-      json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "accepted")}},
-           {"kernel_timings", timings()}});
+  json table{{"entries", entries}};
+  if (!kernel_timings.is_null()) table["kernel_timings"] = kernel_timings;
+  ReplayEvaluator replay(table);
   SearchContext ctx(m, replay, options());
   ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE",
-                                                    "FUSED_ROPE=1,KERNEL_ROPE=threads=128"}));
-  EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=128");
+  return {keys(replay), ctx.kernel_choice};
+}
+
+TEST(KernelSearch, TimesEveryVariantThenVerifiesTheFastestInTraining) {
+  const auto run = run_kernels(
+      json::array({entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "accepted")}),
+      timings());
+  EXPECT_EQ(run.keys, (std::vector<std::string>{"kernel-trial ROPE",
+                                                "FUSED_ROPE=1,KERNEL_ROPE=threads=128"}));
+  EXPECT_EQ(run.choice.at("KERNEL_ROPE"), "threads=128");
 }
 
 TEST(KernelSearch, AVariantThatFailsTheGateGivesWayToTheNextFastest) {
-  const Manifest m = rope_manifest();
-  ReplayEvaluator replay(
-      json{{"entries",
-            {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "gate_failed"),
-             entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "slower", 0.99)}},
-           {"kernel_timings", timings()}});
-  SearchContext ctx(m, replay, options());
-  ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay),
+  const auto run = run_kernels(
+      json::array({entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=128"}}, "gate_failed"),
+                   entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "slower", 0.99)}),
+      timings());
+  EXPECT_EQ(run.keys,
             (std::vector<std::string>{"kernel-trial ROPE", "FUSED_ROPE=1,KERNEL_ROPE=threads=128",
                                       "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
   // "slower" passed the gate: the variant is verified, whether or not the switch pays.
-  EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=256");
+  EXPECT_EQ(run.choice.at("KERNEL_ROPE"), "threads=256");
 }
 
 TEST(KernelSearch, AVariantNotBitwiseInTheKernelTrialIsNeverTried) {
-  const Manifest m = rope_manifest();
-  ReplayEvaluator replay(
-      json{{"entries", {entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted")}},
-           {"kernel_timings", timings(/*fastest_matches_plain=*/false)}});
-  SearchContext ctx(m, replay, options());
-  ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE",
-                                                    "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
-  EXPECT_EQ(ctx.kernel_choice.at("KERNEL_ROPE"), "threads=256");
+  const auto run = run_kernels(
+      json::array({entry({{"FUSED_ROPE", "1"}, {"KERNEL_ROPE", "threads=256"}}, "accepted")}),
+      timings(/*fastest_matches_plain=*/false));
+  EXPECT_EQ(run.keys, (std::vector<std::string>{"kernel-trial ROPE",
+                                                "FUSED_ROPE=1,KERNEL_ROPE=threads=256"}));
+  EXPECT_EQ(run.choice.at("KERNEL_ROPE"), "threads=256");
 }
 
 TEST(KernelSearch, NoVerifiedVariantLeavesTheFamilyAtItsDefault) {
-  const Manifest m = rope_manifest();
-  ReplayEvaluator replay(
-      json{{"entries", json::array()}, {"kernel_timings", timings()}});  // every evaluation crashes
-  SearchContext ctx(m, replay, options());
-  ctx.run_strategy("kernels");
-  EXPECT_EQ(replay.calls().size(), 4u);  // the trial, then the three fastest variants
-  EXPECT_TRUE(ctx.kernel_choice.empty());
+  const auto run = run_kernels(json::array(), timings());  // every evaluation crashes
+  EXPECT_EQ(run.keys.size(), 4u);  // the trial, then the three fastest variants
+  EXPECT_TRUE(run.choice.empty());
 }
 
 TEST(KernelSearch, NoKernelTrialResultMeansNoTrainingTrials) {
-  const Manifest m = rope_manifest();
-  ReplayEvaluator replay(json{{"entries", json::array()}});
-  SearchContext ctx(m, replay, options());
-  ctx.run_strategy("kernels");
-  EXPECT_EQ(keys(replay), (std::vector<std::string>{"kernel-trial ROPE"}));
-  EXPECT_TRUE(ctx.kernel_choice.empty());
+  const auto run = run_kernels(json::array());
+  EXPECT_EQ(run.keys, (std::vector<std::string>{"kernel-trial ROPE"}));
+  EXPECT_TRUE(run.choice.empty());
 }
 
 // With a variant chosen, the minifier still isolates a culprit from a failing set that

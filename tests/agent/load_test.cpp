@@ -32,33 +32,10 @@ TEST(Load, FourControllersShareOneDatabase) {
   for (int c = 0; c < kControllers; ++c) {
     // Distinct options (--band-factor) make four campaigns; identical ones would
     // resume each other's unfinished campaign by design.
-    std::vector<std::string> args = {"tune",
-                                     "--workload",
-                                     "wam",
-                                     "--size",
-                                     "tiny",
-                                     "--db",
-                                     "sg.db",
-                                     "--trainer",
-                                     test::fake_trainer(),
-                                     "--budget-trials",
-                                     std::to_string(kTrialsEach),
-                                     "--steps",
-                                     "3",
-                                     "--screen-steps",
-                                     "3",
-                                     "--seeds",
-                                     "0,1000",
-                                     "--repeats",
-                                     "2",
-                                     "--max-repeats",
-                                     "2",
-                                     "--noise-pairs",
-                                     "0",
-                                     "--target-micro-batch",
-                                     "32",
-                                     "--band-factor",
-                                     std::to_string(2 + c)};
+    std::vector<std::string> args =
+        test::tune_args("wam", "sg.db", test::fake_trainer(), 3, 3,
+                        {"--budget-trials", std::to_string(kTrialsEach), "--target-micro-batch",
+                         "32", "--band-factor", std::to_string(2 + c)});
     controllers.emplace_back(test::speedgate_bin(), bp::args(args), env, bp::start_dir(dir),
                              bp::std_out > (dir + "/c" + std::to_string(c) + ".out"),
                              bp::std_err > (dir + "/c" + std::to_string(c) + ".err"));

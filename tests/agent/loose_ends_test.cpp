@@ -16,10 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct LooseEnds : ::testing::Test {
-  std::string dir = test::make_temp_dir("looseends");
-  void TearDown() override { fs::remove_all(dir); }
-};
+using LooseEnds = test::TempDirTest;
 
 TEST_F(LooseEnds, TheNextWriteRemovesTempsThatKilledWritersLeft) {
   // A presets emit killed mid-write leaves `.fast.env.tmp.<pid>.XXXXXX`; pid 999999999

@@ -22,13 +22,12 @@
 #include "agent/runner/describe.hpp"
 #include "agent/store/queries/dashboard_queries.hpp"
 #include "agent/store/store.hpp"
+#include "campaign_support.hpp"
 #include "store_sql.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent::nightly {
 namespace {
-
-constexpr double GiB = 1024.0 * 1024 * 1024;
 
 std::string nightly_trainer() {
   return std::string(SPEEDGATE_SOURCE_DIR) + "/tests/agent/data/fake_trainer_nightly.py";
@@ -45,19 +44,12 @@ class NightlyTest : public ::testing::Test {
 
   NightlyOptions options() const {
     NightlyOptions o;
+    o.campaign = test::fake_options(dir_);
     CampaignOptions& c = o.campaign;
     c.trainer = nightly_trainer();
-    c.workload = "wam";
-    c.size = "tiny";
-    c.db_path = dir_ + "/sg.db";
-    c.memory.budgets = {{"fast", static_cast<std::int64_t>(141 * GiB)},
-                        {"fast_80gb", static_cast<std::int64_t>(80 * GiB)}};
-    c.memory.target_micro_batch = 32;
     c.trial.steps = 4;
     c.trial.screen_steps = 2;
-    c.speed.repeats = 2;
-    c.speed.max_repeats = 2;
-    c.speed.noise_pairs = 0;
+    c.trial.seeds = CampaignOptions().trial.seeds;  // the default three
     c.search.plan = {"screen", "halving", "greedy"};
     c.budget.minutes = 60;  // never reached here: the plan ends first
     o.presets_dir = dir_ + "/presets";

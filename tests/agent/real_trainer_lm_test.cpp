@@ -17,54 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lm_trainer() {
-  if (const char* t = std::getenv("SPEEDGATE_TEST_TRAINER")) return t;
-  return std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train";
-}
-
 TEST(RealTrainerLm, TinyCampaignSearchesOnlyLmSwitches) {
-  if (!fs::exists(lm_trainer())) GTEST_SKIP() << lm_trainer() << " not built";
+  if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("real_lm");
-  auto r = test::run_speedgate({"tune",
-                                "--workload",
-                                "lm",
-                                "--size",
-                                "tiny",
-                                "--db",
-                                "results/sg.db",
-                                "--trainer",
-                                lm_trainer(),
-                                "--steps",
-                                "2",
-                                "--screen-steps",
-                                "1",
-                                "--seeds",
-                                "0,1000",
-                                "--repeats",
-                                "2",
-                                "--max-repeats",
-                                "2",
-                                "--noise-pairs",
-                                "0",
-                                "--perturb-eps",
-                                "0",
-                                "--plan",
-                                "screen",
-                                "--budget-trials",
-                                "8",
-                                "--target-micro-batch",
-                                "2",
-                                "--presets-out",
-                                "presets",
-                                "--json"},
-                               dir);
+  auto r = test::run_speedgate(test::real_screen_args("lm", test::real_trainer(), 2, 8), dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["campaign"]["deterministic"], true) << "CPU: the lm baseline must repeat bitwise";
   ASSERT_TRUE(j["baseline"].is_object());
   EXPECT_EQ(j["baseline"]["disposition"], "accepted");
   EXPECT_TRUE(fs::exists(dir + "/presets/fast.env"));
-  const Manifest m = describe_trainer(lm_trainer());
+  const Manifest m = describe_trainer(test::real_trainer());
   Store s(dir + "/results/sg.db", /*read_only=*/true);
   auto camp = s.latest_campaign(/*unfinished_only=*/false, "lm", "tiny");
   ASSERT_TRUE(camp.has_value());

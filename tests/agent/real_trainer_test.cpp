@@ -23,39 +23,7 @@ namespace fs = std::filesystem;
 TEST(RealTrainer, TinyCampaignEmitsPresets) {
   if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
   std::string dir = test::make_temp_dir("real");
-  auto r = test::run_speedgate({"tune",
-                                "--workload",
-                                "wam",
-                                "--size",
-                                "tiny",
-                                "--db",
-                                "results/sg.db",
-                                "--trainer",
-                                test::real_trainer(),
-                                "--steps",
-                                "1",
-                                "--screen-steps",
-                                "1",
-                                "--seeds",
-                                "0,1000",
-                                "--repeats",
-                                "2",
-                                "--max-repeats",
-                                "2",
-                                "--noise-pairs",
-                                "0",
-                                "--perturb-eps",
-                                "0",
-                                "--plan",
-                                "screen",
-                                "--budget-trials",
-                                "8",
-                                "--target-micro-batch",
-                                "2",
-                                "--presets-out",
-                                "presets",
-                                "--json"},
-                               dir);
+  auto r = test::run_speedgate(test::real_screen_args("wam", test::real_trainer(), 1, 8), dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["campaign"]["deterministic"], true)
@@ -90,15 +58,9 @@ TEST(RealTrainer, GradientAccumulationSumBugFailsTheGate) {
   std::string dir = test::make_temp_dir("realgas");
   auto run = [&](int seed, const char* fault) {
     test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
-    TrialRequest t;
-    t.trainer = test::real_trainer();
-    t.workload = "wam";
-    t.size = "tiny";
-    t.steps = 1;
+    TrialRequest t = test::real_trial_request(dir + "/" + std::to_string(seed) + fault, 1);
     t.seed = seed;
-    t.micro_batch = 1;
     t.grad_accum = 4;
-    t.dir = dir + "/" + std::to_string(seed) + fault;
     TrialOutcome o = run_trial(t);
     EXPECT_FALSE(o.failure) << o.reason;
     return o.result.value_or(TrialResult{});
@@ -118,13 +80,7 @@ TEST(RealTrainer, InjectedOomAndNanEndAsTheirDispositions) {
   for (auto [fault, want] :
        {std::pair{"oom", Disposition::oom}, std::pair{"nan", Disposition::nan}}) {
     test::ScopedEnv f("SPEEDGATE_TEST_FAULT", fault);
-    TrialRequest t;
-    t.trainer = test::real_trainer();
-    t.workload = "wam";
-    t.size = "tiny";
-    t.steps = 3;
-    t.micro_batch = 1;
-    t.dir = dir + "/" + fault;
+    TrialRequest t = test::real_trial_request(dir + "/" + fault, 3);
     TrialOutcome o = run_trial(t);
     ASSERT_TRUE(o.failure) << fault;
     EXPECT_EQ(*o.failure, want) << fault << ": " << o.reason;

@@ -20,10 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct ResultCheck : ::testing::Test {
-  std::string dir = test::make_temp_dir("resultcheck");
-  void TearDown() override { fs::remove_all(dir); }
-
+struct ResultCheck : test::TempDirTest {
   TrialOutcome run(const std::string& fault, const std::string& patch = "{}") {
     test::ScopedEnv f("FAKE_FAULT", fault);
     test::ScopedEnv p("FAKE_RESULT_PATCH", patch);

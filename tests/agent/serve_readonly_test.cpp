@@ -31,13 +31,18 @@ std::map<std::string, std::string> snapshot(const std::string& dir) {
   return files;
 }
 
-TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
-  const std::string dir = test::make_temp_dir("serve-ro");
-  const std::string db = dir + "/sg.db";
+// A synthetic store of two campaigns of 10 evaluations each at `db`.
+void write_small_store(const std::string& db) {
   bench::SyntheticStoreSpec spec;
   spec.campaigns = 2;
   spec.evaluations_per_campaign = 10;
   bench::write_synthetic_store(db, spec);
+}
+
+TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
+  const std::string dir = test::make_temp_dir("serve-ro");
+  const std::string db = dir + "/sg.db";
+  write_small_store(db);
   ASSERT_FALSE(fs::exists(db + "-wal")) << "the writer closed cleanly";
 
   std::vector<std::string> cmd;
@@ -88,10 +93,7 @@ TEST(ServeReadOnly, ServesADatabaseItCannotWrite) {
 TEST(ServeReadOnly, LeavesNoSideFilesBesideAWritableDb) {
   const std::string dir = test::make_temp_dir("serve-nofiles");
   const std::string db = dir + "/sg.db";
-  bench::SyntheticStoreSpec spec;
-  spec.campaigns = 2;
-  spec.evaluations_per_campaign = 10;
-  bench::write_synthetic_store(db, spec);
+  write_small_store(db);
   {
     SQLite::Database check(db, SQLite::OPEN_READONLY);
     ASSERT_EQ(check.execAndGet("PRAGMA journal_mode").getString(), "wal")

@@ -13,26 +13,14 @@
 #include "agent/store/schema.hpp"
 #include "agent/store/store.hpp"
 #include "store_sql.hpp"
+#include "store_support.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
 
-struct StoreFaultsTest : ::testing::Test {
-  std::string dir = test::make_temp_dir("storefaults");
-  std::string db = dir + "/sg.db";
-  void TearDown() override { std::filesystem::remove_all(dir); }
-};
-
-std::int64_t make_campaign(Store& s) {
-  CampaignRow c;
-  c.workload = "wam";
-  c.size = "tiny";
-  c.trainer = "/bin/true";
-  c.manifest = nlohmann::json::object();
-  c.options = nlohmann::json::object();
-  return s.create_campaign(c);
-}
+using StoreFaultsTest = test::TempDbTest;
+using test::make_campaign;
 
 std::string integrity(const std::string& path) {
   SQLite::Database raw(path, SQLite::OPEN_READONLY);

@@ -14,24 +14,22 @@
 #include "agent/common/files.hpp"
 #include "agent/store/schema.hpp"
 #include "store_sql.hpp"
+#include "store_support.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {
 namespace {
 
-struct StoreTest : ::testing::Test {
-  std::string dir = test::make_temp_dir("store");
-  std::string db = dir + "/sg.db";
-  void TearDown() override { std::filesystem::remove_all(dir); }
+struct StoreTest : test::TempDbTest {
+  std::int64_t campaign(Store& s) { return test::make_campaign(s); }
 
-  std::int64_t campaign(Store& s) {
-    CampaignRow c;
-    c.workload = "wam";
-    c.size = "tiny";
-    c.trainer = "/bin/true";
-    c.manifest = nlohmann::json::object();
-    c.options = nlohmann::json::object();
-    return s.create_campaign(c);
+  // A candidate trial `key` of a new campaign, not yet claimed.
+  TrialRow candidate_trial(Store& s, const std::string& key) {
+    TrialRow t;
+    t.campaign_id = campaign(s);
+    t.trial_key = key;
+    t.purpose = "candidate";
+    return t;
   }
 
   // An accepted bitwise evaluation of `key` at 4 steps in a new campaign (not yet added).
@@ -144,10 +142,7 @@ TEST_F(StoreTest, NanIsStoredExplicitly) {
 
 TEST_F(StoreTest, ClaimTakesTheQueuedRow) {
   Store s(db);
-  TrialRow t;
-  t.campaign_id = campaign(s);
-  t.trial_key = "k";
-  t.purpose = "candidate";
+  TrialRow t = candidate_trial(s, "k");
   auto id = s.claim_trial(t);
   auto row = s.find_trial(t.campaign_id, "k");
   ASSERT_TRUE(row);
@@ -158,10 +153,7 @@ TEST_F(StoreTest, ClaimTakesTheQueuedRow) {
 
 TEST_F(StoreTest, DeadControllerTrialMarkedStaleExactlyOnceAndRequeued) {
   Store s(db);
-  TrialRow t;
-  t.campaign_id = campaign(s);
-  t.trial_key = "cand|A=1";
-  t.purpose = "candidate";
+  TrialRow t = candidate_trial(s, "cand|A=1");
   auto id = s.claim_trial(t);
   // Simulate a controller that was killed: a pid that no longer exists.
   pid_t child = ::fork();
@@ -191,10 +183,7 @@ TEST_F(StoreTest, DeadControllerTrialMarkedStaleExactlyOnceAndRequeued) {
 
 TEST_F(StoreTest, LiveControllerTrialIsNotStale) {
   Store s(db);
-  TrialRow t;
-  t.campaign_id = campaign(s);
-  t.trial_key = "k";
-  t.purpose = "candidate";
+  TrialRow t = candidate_trial(s, "k");
   s.claim_trial(t);  // our own pid, fresh heartbeat
   EXPECT_TRUE(s.mark_stale_and_requeue(t.campaign_id, 3600).empty());
   // ...but a silent heartbeat makes it stale even when the pid lives.

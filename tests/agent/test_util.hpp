@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "agent/common/files.hpp"
 #include "agent/runner/process.hpp"
 #include "agent/runner/trial.hpp"
@@ -50,6 +52,18 @@ inline TrialRequest fake_trial_request(const std::string& dir) {
   return r;
 }
 
+// A wam/tiny trial of the real trainer in `dir`: `steps` steps at micro-batch 1.
+inline TrialRequest real_trial_request(const std::string& dir, int steps) {
+  TrialRequest r;
+  r.trainer = real_trainer();
+  r.workload = "wam";
+  r.size = "tiny";
+  r.steps = steps;
+  r.micro_batch = 1;
+  r.dir = dir;
+  return r;
+}
+
 // `speedgate tune` of the fake trainer on wam/tiny: the screen plan, 3 steps, two seeds.
 inline std::vector<std::string> fake_tune_args(int repeats = 1) {
   // clang-format off
@@ -57,6 +71,36 @@ inline std::vector<std::string> fake_tune_args(int repeats = 1) {
           "--trainer", fake_trainer(), "--steps", "3", "--screen-steps", "3",
           "--seeds", "0,1000", "--repeats", std::to_string(repeats), "--plan", "screen",
           "--target-micro-batch", "32", "--memory-budget", "fast=141GiB"};
+  // clang-format on
+}
+
+// `speedgate tune` of `trainer` on `workload`/tiny with its DB at `db`: `steps` steps
+// (`screen_steps` to screen), two seeds and exactly two speed pairs per evaluation (no
+// noise pairs); `more` follows.
+inline std::vector<std::string> tune_args(const std::string& workload, const std::string& db,
+                                          const std::string& trainer, int steps, int screen_steps,
+                                          const std::vector<std::string>& more) {
+  // clang-format off
+  std::vector<std::string> args = {
+      "tune", "--workload", workload, "--size", "tiny", "--db", db, "--trainer", trainer,
+      "--steps", std::to_string(steps), "--screen-steps", std::to_string(screen_steps),
+      "--seeds", "0,1000", "--repeats", "2", "--max-repeats", "2", "--noise-pairs", "0"};
+  // clang-format on
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// tune_args() of a real trainer, screening at most `budget_trials` trials into
+// results/sg.db (no rounding band, target micro-batch 2), presets into presets/, a JSON
+// summary on stdout.
+inline std::vector<std::string> real_screen_args(const std::string& workload,
+                                                 const std::string& trainer, int steps,
+                                                 int budget_trials) {
+  // clang-format off
+  return tune_args(workload, "results/sg.db", trainer, steps, 1,
+                   {"--perturb-eps", "0", "--plan", "screen",
+                    "--budget-trials", std::to_string(budget_trials),
+                    "--target-micro-batch", "2", "--presets-out", "presets", "--json"});
   // clang-format on
 }
 
@@ -152,6 +196,19 @@ inline std::vector<int> pids_named(const std::string& dir, const std::string& pr
   }
   return out;
 }
+
+// A temp dir named after the running test's suite ('/' of parameterised suites as '_').
+inline std::string temp_dir_for_suite() {
+  std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
+  for (char& c : tag) c = c == '/' ? '_' : c;
+  return make_temp_dir(tag);
+}
+
+// `dir`: a temp dir of the test's own, removed after it.
+struct TempDirTest : ::testing::Test {
+  std::string dir = temp_dir_for_suite();
+  void TearDown() override { std::filesystem::remove_all(dir); }
+};
 
 // Sets an environment variable for the scope of a test.
 class ScopedEnv {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store_support.hpp"
 #include "test_util.hpp"
 
 namespace sg::agent {
@@ -15,13 +16,7 @@ struct TrialServiceTest : ::testing::Test {
   void SetUp() override {
     dir = test::make_temp_dir("trial-service");
     store = std::make_unique<Store>(dir + "/t.db");
-    CampaignRow c;
-    c.workload = "wam";
-    c.size = "tiny";
-    c.trainer = "fake";
-    c.manifest = nlohmann::json::object();
-    c.options = nlohmann::json::object();
-    cid = store->create_campaign(c);
+    cid = store->create_campaign(test::campaign_row("fake"));
     settings.trainer = "fake";
     settings.workload = "wam";
     settings.size = "tiny";

@@ -18,13 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
-  const std::string trainer =
-      std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
-  ASSERT_EQ(run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code, 0)
+  const std::string trainer = adapter_trainer();
+  ASSERT_TRUE(python_has_torch())
       << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
-  const fs::path dir = fs::temp_directory_path() / ("sg-adapter-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = fresh_temp_dir("sg-adapter-");
   const std::string db = (dir / "store.db").string();
   const std::string presets = (dir / "presets").string();
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,31 @@ inline void run_mutation_campaign(const std::string& env, const std::string& tar
   out->summary = nlohmann::json::parse(report.out);
   for (const auto& e : out->summary.at("evaluations")) {
     out->by_config[e.at("config_key").get<std::string>()] = e;
+  }
+}
+
+// Every one of `keys` was evaluated and failed the tolerance gate by the rounding band.
+inline void expect_rounding_band_failures(const MutationCampaign& c,
+                                          const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    const auto e = c.verdict(key);
+    ASSERT_FALSE(e.is_null()) << key << " was not evaluated";
+    EXPECT_EQ(e.at("disposition"), "gate_failed") << key << ": " << e.at("reason");
+    EXPECT_EQ(e.at("gate_class"), "tolerance") << key;
+    EXPECT_NE(e.at("reason").get<std::string>().find("rounding band"), std::string::npos)
+        << e.at("reason");
+  }
+}
+
+// Each of `keys`, a tolerance switch that passed, was judged against the rounding band, says
+// how sensitive that was, and was confirmed at the horizon.
+inline void expect_rounding_band_passes(const MutationCampaign& c,
+                                        const std::vector<std::string>& keys) {
+  for (const auto& key : keys) {
+    const std::string reason = c.verdict(key).at("reason");
+    EXPECT_NE(reason.find("inside 2x the rounding band"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("sensitivity"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("16-step horizon"), std::string::npos) << reason;
   }
 }
 

@@ -2,9 +2,11 @@
 // exit status. Test-only: the controller itself never goes through a shell.
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace sg::test {
@@ -28,6 +30,23 @@ inline CommandResult run_command(const std::string& command_line) {
 
 inline std::string bin(const std::string& name) {
   return std::string(SPEEDGATE_BIN_DIR) + "/" + name;
+}
+
+// An empty dir `prefix`<pid> under the temp dir (emptied when it was there).
+inline std::filesystem::path fresh_temp_dir(const std::string& prefix) {
+  const auto dir = std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The Python example trainer (examples/pytorch_adapter), and whether Debian's python3-torch
+// is there to run it (scripts/install-deps.sh installs it).
+inline std::string adapter_trainer() {
+  return std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
+}
+inline bool python_has_torch() {
+  return run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code == 0;
 }
 
 }  // namespace sg::test

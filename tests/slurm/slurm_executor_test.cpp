@@ -128,45 +128,10 @@ TEST_F(SlurmTest, TuneRunsACampaignThroughSlurmAndEmitsPresets) {
   ASSERT_TRUE(fs::exists(test::real_trainer()))
       << test::real_trainer() << " is needed for the end-to-end Slurm campaign";
   const std::string shared = dir + "/shared";
-  auto r = test::run_speedgate({"tune",
-                                "--executor",
-                                "slurm",
-                                "--slurm-gpus-per-rank",
-                                "0",
-                                "--shared-dir",
-                                shared,
-                                "--workload",
-                                "wam",
-                                "--size",
-                                "tiny",
-                                "--db",
-                                "results/sg.db",
-                                "--trainer",
-                                test::real_trainer(),
-                                "--steps",
-                                "1",
-                                "--screen-steps",
-                                "1",
-                                "--seeds",
-                                "0,1000",
-                                "--repeats",
-                                "2",
-                                "--max-repeats",
-                                "2",
-                                "--noise-pairs",
-                                "0",
-                                "--perturb-eps",
-                                "0",
-                                "--plan",
-                                "screen",
-                                "--budget-trials",
-                                "6",
-                                "--target-micro-batch",
-                                "2",
-                                "--presets-out",
-                                "presets",
-                                "--json"},
-                               dir);
+  std::vector<std::string> args = test::real_screen_args("wam", test::real_trainer(), 1, 6);
+  args.insert(args.begin() + 1,
+              {"--executor", "slurm", "--slurm-gpus-per-rank", "0", "--shared-dir", shared});
+  auto r = test::run_speedgate(args, dir);
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["trials"]["total"], 6);
