@@ -127,52 +127,32 @@ float median_us(const std::function<void()>& launch) {
   return ms[ms.size() / 2] * 1000.0f;
 }
 
-// One micro-batch's device buffers: x bf16 [rows, kC], scale/shift per (sample, channel),
-// outputs and per-row statistics. Every run fills x, scale and shift with the same
-// pseudo-random values.
-struct Buffers {
-  bf16* x;
-  float *scale, *shift, *out, *ref, *mean, *rstd;
-};
-
-Buffers make_buffers(int batch, int64_t rows, int64_t n) {
-  Buffers d;
-  CHECK(cudaMalloc(&d.x, n * sizeof(bf16)));
-  CHECK(cudaMalloc(&d.out, n * sizeof(float)));
-  CHECK(cudaMalloc(&d.ref, n * sizeof(float)));
-  CHECK(cudaMalloc(&d.scale, batch * kC * sizeof(float)));
-  CHECK(cudaMalloc(&d.shift, batch * kC * sizeof(float)));
-  CHECK(cudaMalloc(&d.mean, rows * sizeof(float)));
-  CHECK(cudaMalloc(&d.rstd, rows * sizeof(float)));
-  std::vector<bf16> hx(n);
-  uint32_t s = 12345;
-  auto next = [&] {
-    s = s * 1664525u + 1013904223u;
-    return (static_cast<float>(s >> 8) / 16777216.0f - 0.5f) * 6.0f + 1.0f;
-  };
-  for (auto& v : hx) v = bf16(next());
-  std::vector<float> hm(batch * kC);
-  for (auto& v : hm) v = next() * 0.1f;
-  CHECK(cudaMemcpy(d.x, hx.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(d.scale, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
-  for (auto& v : hm) v = next() * 0.1f;
-  CHECK(cudaMemcpy(d.shift, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return d;
-}
-
-void free_buffers(const Buffers& d) {
-  for (void* p : {static_cast<void*>(d.x), static_cast<void*>(d.out), static_cast<void*>(d.ref),
-                  static_cast<void*>(d.scale), static_cast<void*>(d.shift),
-                  static_cast<void*>(d.mean), static_cast<void*>(d.rstd)})
-    CHECK(cudaFree(p));
-}
-
 void run(int batch) {
   const int64_t rows = int64_t{batch} * kSeq, n = rows * kC;
-  const Buffers d = make_buffers(batch, rows, n);
-  bf16* const x = d.x;
-  float *const scale = d.scale, *const shift = d.shift, *const out = d.out, *const ref = d.ref,
-               *const mean = d.mean, *const rstd = d.rstd;
+  bf16* x;
+  float *scale, *shift, *out, *ref, *mean, *rstd;
+  CHECK(cudaMalloc(&x, n * sizeof(bf16)));
+  CHECK(cudaMalloc(&out, n * sizeof(float)));
+  CHECK(cudaMalloc(&ref, n * sizeof(float)));
+  CHECK(cudaMalloc(&scale, batch * kC * sizeof(float)));
+  CHECK(cudaMalloc(&shift, batch * kC * sizeof(float)));
+  CHECK(cudaMalloc(&mean, rows * sizeof(float)));
+  CHECK(cudaMalloc(&rstd, rows * sizeof(float)));
+  {
+    std::vector<bf16> hx(n);
+    uint32_t s = 12345;
+    auto next = [&] {
+      s = s * 1664525u + 1013904223u;
+      return (static_cast<float>(s >> 8) / 16777216.0f - 0.5f) * 6.0f + 1.0f;
+    };
+    for (auto& v : hx) v = bf16(next());
+    std::vector<float> hm(batch * kC);
+    for (auto& v : hm) v = next() * 0.1f;
+    CHECK(cudaMemcpy(x, hx.data(), n * sizeof(bf16), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(scale, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
+    for (auto& v : hm) v = next() * 0.1f;
+    CHECK(cudaMemcpy(shift, hm.data(), hm.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
   const double mix = n * 6.0;  // bytes: x read, out written
   const float copy_us = median_us(
       [&] { CHECK(cudaMemcpyAsync(ref, out, n * sizeof(float), cudaMemcpyDeviceToDevice)); });
@@ -232,7 +212,10 @@ void run(int batch) {
   by_layout(std::integral_constant<int, 128>{});
   by_layout(std::integral_constant<int, 64>{});
   by_layout(std::integral_constant<int, 32>{});
-  free_buffers(d);
+  for (void* p : {static_cast<void*>(x), static_cast<void*>(out), static_cast<void*>(ref),
+                  static_cast<void*>(scale), static_cast<void*>(shift), static_cast<void*>(mean),
+                  static_cast<void*>(rstd)})
+    CHECK(cudaFree(p));
 }
 
 }  // namespace lab
