@@ -26,7 +26,7 @@ mkdir -p "$OUT_DIR"
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 [[ -x "$BIN" ]] || { echo "no trainer at $BIN" >&2; exit 2; }
 
-. "$ROOT/benchmarks/lib/switch_table.sh"
+. "$ROOT/benchmarks/lib/switch_bench.sh"
 MANIFEST=$("$BIN" describe --json)
 switch_configs "$WORKLOAD" "$MANIFEST"
 

@@ -25,7 +25,7 @@ WORK=$(mktemp -d /tmp/sg_bench.XXXXXX)
 mkdir -p "$OUT_DIR"
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 
-. "$ROOT/benchmarks/lib/switch_table.sh"
+. "$ROOT/benchmarks/lib/switch_bench.sh"
 MANIFEST=$("$BIN" describe --json)
 # Every available wam switch alone (SINGLE) and all speed switches together (ALL).
 switch_configs wam "$MANIFEST"
