@@ -26,21 +26,9 @@ mkdir -p "$OUT_DIR"
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 [[ -x "$BIN" ]] || { echo "no trainer at $BIN" >&2; exit 2; }
 
+. "$ROOT/benchmarks/lib/switch_bench.sh"
 MANIFEST=$("$BIN" describe --json)
-# Switches that apply to the workload (no "workloads" field: every workload) and run here.
-APPLIES='select(.available and ((.workloads // [$w]) | index($w)))'
-PICK='def pick: .effect as $eff
-  | if .type == "int"
-    then (.values - [.default] | map(tonumber)
-          | if length == 0 then empty else (if $eff == "schedule" then max else min end | tostring) end)
-    else (.values - [.default])[] end;'
-mapfile -t SINGLE < <(jq -r --arg w "$WORKLOAD" "$PICK"'
-  .switches[] | '"$APPLIES"' | . as $s | ($s | pick) as $v
-  | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"]) | join(" ")' <<<"$MANIFEST")
-ALL=$(jq -r --arg w "$WORKLOAD" "$PICK"'
-  [.switches[] | '"$APPLIES"' | select(.effect == "speed" or .effect == "schedule") | . as $s
-   | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
-  + [.switches[] | '"$APPLIES"' | select(.name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
+switch_configs "$WORKLOAD" "$MANIFEST"
 
 run_one() {  # $1 size, $2 env string, $3 result path, $4 steps
   env $2 "$BIN" run --workload "$WORKLOAD" --size "$1" --steps "$4" --seed 0 --micro-batch "$MICRO" \
@@ -67,10 +55,7 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-DEVICE=$(jq -r '.fingerprint.device_name // "?"' "$WORK/c0_r1.json" 2>/dev/null || echo "?")
-SHA=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-DATE=$(date -u +%Y-%m-%d)
+table_provenance "$WORK/c0_r1.json" "$ROOT"
 TABLE="$OUT_DIR/${WORKLOAD}_${SIZE}_${DATE}.md"
 {
   echo "# $WORKLOAD $SIZE switch benchmark"
@@ -87,11 +72,10 @@ for i in "${!CONFIGS[@]}"; do
   F="$WORK/c${i}_r1.json"
   STATUS=$(jq -r '.status' "$F" 2>/dev/null || echo crash)
   FLOPS=$(jq -r '.extra.lm.flops_per_token // 0' "$F" 2>/dev/null || echo 0)
-  ALLOC=$(jq -r '.memory.peak_allocated_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
-  RES=$(jq -r '.memory.peak_reserved_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
+  ALLOC=$(result_gib "$F" allocated)
+  RES=$(result_gib "$F" reserved)
   [[ -z "$BASE_TPS" ]] && BASE_TPS=$TPS
-  read -r SPEEDUP MFU < <(awk -v s="$TPS" -v b="$BASE_TPS" -v f="$FLOPS" -v p="$PEAK_FLOPS" \
-    'BEGIN {if (s=="nan" || b=="nan" || b==0) print "nan nan"; else printf "%.2fx %.3g%%\n", s/b, 100*s*f/p}')
+  read -r SPEEDUP MFU < <(speedup_mfu "$TPS" "$BASE_TPS" "$FLOPS" "$PEAK_FLOPS" %.3g)
   printf '| %s | %s | %.0f | %s | %s | %.2f | %.2f |\n' "${CONFIGS[$i]:-default}" "$STATUS" "$TPS" "$SPEEDUP" "$MFU" \
     "$ALLOC" "$RES" >>"$TABLE"
 done

@@ -25,29 +25,10 @@ WORK=$(mktemp -d /tmp/sg_bench.XXXXXX)
 mkdir -p "$OUT_DIR"
 command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 
+. "$ROOT/benchmarks/lib/switch_bench.sh"
 MANIFEST=$("$BIN" describe --json)
-# Every available switch with a non-default value worth timing, with its requires, as
-# "SG_A=1 SG_B=1" strings (one configuration per line): bools 1, enums each non-default
-# value, int memory switches their smallest candidate (CKPT_LAYERS=0: no recompute),
-# int schedule switches their largest (most workers).
-PICK='def pick: .effect as $eff
-  | if .type == "int"
-    then (.values - [.default] | map(tonumber)
-          | if length == 0 then empty else (if $eff == "schedule" then max else min end | tostring) end)
-    else (.values - [.default])[] end;'
-# Switches that apply to wam (no "workloads" field: every workload) and run here: a switch
-# of another workload (lm's PAD_TO_8) makes the trainer refuse the whole configuration.
-APPLIES='select(.available and ((.workloads // ["wam"]) | index("wam")))'
-mapfile -t SINGLE < <(jq -r "$PICK"'
-  .switches[] | '"$APPLIES"' | . as $s
-  | ($s | pick) as $v
-  | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"]) | join(" ")' <<<"$MANIFEST")
-# All speed and schedule switches together (bools on, the last enum value, the picked
-# int) plus no activation recompute and whatever they require.
-ALL=$(jq -r "$PICK"'
-  [.switches[] | '"$APPLIES"' | select(.effect == "speed" or .effect == "schedule") | . as $s
-   | ([$s | pick] | last) as $v | ([$s.requires[] | "SG_" + .] + ["\($s.env)=\($v)"])[]]
-  + [.switches[] | '"$APPLIES"' | select(.name == "CKPT_LAYERS") | "\(.env)=0"] | unique | join(" ")' <<<"$MANIFEST")
+# Every available wam switch alone (SINGLE) and all speed switches together (ALL).
+switch_configs wam "$MANIFEST"
 
 # The same without the switches that run fused kernels (manifest kernel_families): issue
 # #3's "all together before the fused kernels exist". Left out when it equals ALL (a build
@@ -86,15 +67,12 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-GPU=$(jq -r '.fingerprint.device_name // "?"' "$WORK/c0_r1.json" 2>/dev/null || echo "?")
-SHA=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-DATE=$(date -u +%Y-%m-%d)
+table_provenance "$WORK/c0_r1.json" "$ROOT"
 TABLE="$OUT_DIR/wam_${SIZE}_${DATE}.md"
 {
   echo "# wam $SIZE switch benchmark"
   echo
-  echo "date $DATE, GPU $GPU, commit $SHA, micro-batch $MICRO, steps $STEPS (3 warm-up), repeats $REPEATS (median)"
+  echo "date $DATE, GPU $DEVICE, commit $SHA, micro-batch $MICRO, steps $STEPS (3 warm-up), repeats $REPEATS (median)"
   echo
   echo "| configuration | status | samples/s | speedup | MFU | peak alloc GiB | peak reserved GiB |"
   echo "|---|---|---|---|---|---|---|"
@@ -105,11 +83,10 @@ for i in "${!CONFIGS[@]}"; do
   F="$WORK/c${i}_r1.json"
   STATUS=$(status_of "$F")
   FLOPS=$(jq -r '.model_flops_per_step / (.micro_batch * .grad_accum)' "$F" 2>/dev/null || echo 0)
-  ALLOC=$(jq -r '.memory.peak_allocated_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
-  RES=$(jq -r '.memory.peak_reserved_bytes[0] / 1073741824' "$F" 2>/dev/null || echo nan)
+  ALLOC=$(result_gib "$F" allocated)
+  RES=$(result_gib "$F" reserved)
   [[ -z "$BASE_SPS" ]] && BASE_SPS=$SPS
-  read -r SPEEDUP MFU < <(awk -v s="$SPS" -v b="$BASE_SPS" -v f="$FLOPS" -v p="$PEAK_FLOPS" \
-    'BEGIN {if (s=="nan" || b=="nan" || b==0) print "nan nan"; else printf "%.2fx %.1f%%\n", s/b, 100*s*f/p}')
+  read -r SPEEDUP MFU < <(speedup_mfu "$SPS" "$BASE_SPS" "$FLOPS" "$PEAK_FLOPS" %.1f)
   printf '| %s | %s | %s | %s | %s | %.1f | %.1f |\n' "${CONFIGS[$i]:-default}" "$STATUS" "$SPS" "$SPEEDUP" "$MFU" \
     "$ALLOC" "$RES" >>"$TABLE"
 done

@@ -25,11 +25,11 @@ namespace {
 
 class NightlyCommand : public Command {
  public:
-  explicit NightlyCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand(
-        "nightly",
-        "re-verify the presets against a fresh baseline, demote regressions (exit 1), "
-        "explore for the rest of the budget");
+  explicit NightlyCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "nightly",
+            "re-verify the presets against a fresh baseline, demote regressions (exit 1), "
+            "explore for the rest of the budget")) {
     add_campaign_options(app_, o_.campaign, budgets_);
     // Default: the workload and size (and trainer) of the database's latest campaign.
     app_->get_option("--workload")
@@ -51,8 +51,6 @@ class NightlyCommand : public Command {
         ->capture_default_str();
     app_->add_flag("--json", json_, "print the night's report as JSON on stdout");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
     default_from_latest_campaign();
     apply_campaign_options(o_.campaign, budgets_);
@@ -103,7 +101,6 @@ class NightlyCommand : public Command {
                  latest->id);
   }
 
-  CLI::App* app_;
   nightly::NightlyOptions o_;
   std::vector<std::string> budgets_;
   bool json_ = false;

@@ -47,11 +47,11 @@ std::string with_suggestion(const std::string& error, const Manifest& m) {
 
 class PresetsCheckCommand : public Command {
  public:
-  explicit PresetsCheckCommand(CLI::App& presets) {
-    app_ = presets.add_subcommand("check", "validate a preset file against a trainer manifest");
+  explicit PresetsCheckCommand(CLI::App& presets)
+      : Command(
+            presets.add_subcommand("check", "validate a preset file against a trainer manifest")) {
     app_->add_option("file", file_, "preset file (.env)")->required();
-    app_->add_option("--db", db_, "take the manifest from this database's latest campaign")
-        ->capture_default_str();
+    add_db_option(app_, db_, "take the manifest from this database's latest campaign");
     app_->add_option("--trainer", trainer_,
                      "take the manifest from `TRAINER describe --json` instead");
     app_->add_flag(
@@ -59,8 +59,6 @@ class PresetsCheckCommand : public Command {
         "also fail (exit 2) when this host's trainer cannot run a switch the preset sets");
     app_->add_flag("--json", json_, "print the verdict as JSON on stdout");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
     std::unique_ptr<Store> store;
     Manifest m = load_manifest(store);
@@ -128,7 +126,6 @@ class PresetsCheckCommand : public Command {
                      " has no campaign and no trainer was given (--trainer PATH)");
   }
 
-  CLI::App* app_;
   std::string file_, db_ = kDefaultDb, trainer_, source_;
   bool json_ = false, strict_ = false;
 };

@@ -1,10 +1,7 @@
 // `speedgate presets emit`: write <budget>.env files and README.md from a campaign.
-#include <filesystem>
 #include <iostream>
-#include <optional>
 
 #include "agent/cli/command.hpp"
-#include "agent/common/errors.hpp"
 #include "agent/presets/emit.hpp"
 #include "agent/store/store.hpp"
 
@@ -13,23 +10,19 @@ namespace {
 
 class PresetsEmitCommand : public Command {
  public:
-  explicit PresetsEmitCommand(CLI::App& presets) {
-    app_ = presets.add_subcommand("emit",
-                                  "write one preset per memory budget plus README.md (atomically)");
-    app_->add_option("--db", db_, "SQLite database")->capture_default_str();
+  explicit PresetsEmitCommand(CLI::App& presets)
+      : Command(presets.add_subcommand(
+            "emit", "write one preset per memory budget plus README.md (atomically)")) {
+    add_db_option(app_, db_, "SQLite database");
     app_->add_option("--out", out_, "output directory (the committed presets/ only when named)")
         ->capture_default_str();
-    app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
+    add_campaign_id_option(app_, campaign_);
     app_->add_flag("--json", json_, "print what was written as JSON on stdout");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
-    if (!std::filesystem::exists(db_)) throw UsageError("database " + db_ + " does not exist");
+    require_database(db_);
     Store store(db_, /*read_only=*/false);
-    std::optional<std::int64_t> cid;
-    if (campaign_ > 0) cid = campaign_;
-    EmitResult r = emit_presets(store, cid, out_);
+    EmitResult r = emit_presets(store, chosen_campaign(campaign_), out_);
     if (json_) {
       std::cout << r.summary.dump(2) << "\n";
     } else {
@@ -45,7 +38,6 @@ class PresetsEmitCommand : public Command {
   }
 
  private:
-  CLI::App* app_;
   std::string db_ = kDefaultDb, out_ = "results/presets";
   std::int64_t campaign_ = 0;
   bool json_ = false;

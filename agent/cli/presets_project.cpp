@@ -4,7 +4,6 @@
 // multi-GPU run's measured per-rank peak with what the model predicts for that run
 // (benchmarks/h200x8.sh) and to ask "does this preset fit N GPUs at micro-batch B?".
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
@@ -23,13 +22,13 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 class PresetsProjectCommand : public Command {
  public:
-  explicit PresetsProjectCommand(CLI::App& presets) {
-    app_ = presets.add_subcommand(
-        "project",
-        "peak GPU memory of a preset (or evaluated configuration) at another micro-batch, "
-        "world size or ZeRO stage, from the campaign's measured points");
-    app_->add_option("--db", db_, "SQLite database")->capture_default_str();
-    app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
+  explicit PresetsProjectCommand(CLI::App& presets)
+      : Command(presets.add_subcommand(
+            "project",
+            "peak GPU memory of a preset (or evaluated configuration) at another micro-batch, "
+            "world size or ZeRO stage, from the campaign's measured points")) {
+    add_db_option(app_, db_, "SQLite database");
+    add_campaign_id_option(app_, campaign_);
     auto* preset = app_->add_option("--preset", preset_,
                                     "an emitted preset's name (its memory budget, e.g. fast)");
     auto* config = app_->add_option("--config", config_,
@@ -44,10 +43,8 @@ class PresetsProjectCommand : public Command {
         ->check(CLI::Range(0, 3));
     app_->add_flag("--json", json_, "print the projection and its terms as JSON");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
-    if (!std::filesystem::exists(db_)) throw UsageError("database " + db_ + " does not exist");
+    require_database(db_);
     if (preset_.empty() && app_->count("--config") == 0)
       throw UsageError("presets project: give --preset NAME or --config KEY");
     if (app_->count("--campaign") > 0 && campaign_ < 1) {
@@ -117,7 +114,6 @@ class PresetsProjectCommand : public Command {
                                 : ("the " + p.phase + " phase, the largest at the target").c_str());
   }
 
-  CLI::App* app_;
   std::string db_ = kDefaultDb, preset_, config_;
   std::int64_t campaign_ = 0;
   int micro_batch_ = 0, world_size_ = 0, zero_stage_ = -1;

@@ -1,10 +1,5 @@
 // `speedgate report`: summarise a campaign (human text, or --json).
-#include <filesystem>
-#include <iostream>
-#include <optional>
-
 #include "agent/cli/command.hpp"
-#include "agent/common/errors.hpp"
 #include "agent/report/summary.hpp"
 #include "agent/store/store.hpp"
 
@@ -13,29 +8,21 @@ namespace {
 
 class ReportCommand : public Command {
  public:
-  explicit ReportCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("report", "summarise a campaign");
-    app_->add_option("--db", db_, "SQLite database")->capture_default_str();
-    app_->add_option("--campaign", campaign_, "campaign id (default: the latest)");
+  explicit ReportCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("report", "summarise a campaign")) {
+    add_db_option(app_, db_, "SQLite database");
+    add_campaign_id_option(app_, campaign_);
     app_->add_flag("--json", json_, "machine-readable JSON on stdout");
   }
-  CLI::App* app() const override { return app_; }
 
   int run() override {
-    if (!std::filesystem::exists(db_)) throw UsageError("database " + db_ + " does not exist");
+    require_database(db_);
     Store store(db_, /*read_only=*/true);
-    std::optional<std::int64_t> cid;
-    if (campaign_ > 0) cid = campaign_;
-    auto s = campaign_summary(store, cid);
-    if (json_)
-      std::cout << s.dump(2) << "\n";
-    else
-      std::cout << format_summary(s);
+    print_summary(campaign_summary(store, chosen_campaign(campaign_)), json_);
     return 0;
   }
 
  private:
-  CLI::App* app_;
   std::string db_ = kDefaultDb;
   std::int64_t campaign_ = 0;
   bool json_ = false;

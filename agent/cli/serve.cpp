@@ -19,9 +19,9 @@ namespace {
 
 class ServeCommand : public Command {
  public:
-  explicit ServeCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("serve", "serve the dashboard, /api/v1 JSON and /metrics");
-    app_->add_option("--db", db_, "SQLite database (opened read-only)")->capture_default_str();
+  explicit ServeCommand(CLI::App& parent)
+      : Command(parent.add_subcommand("serve", "serve the dashboard, /api/v1 JSON and /metrics")) {
+    add_db_option(app_, db_, "SQLite database (opened read-only)");
     app_->add_option("--listen", listen_, "HOST:PORT to bind; port 0 picks a free one")
         ->capture_default_str();
     app_->add_option("--port", port_, "port to bind (overrides --listen's); 0 picks a free one")
@@ -30,8 +30,6 @@ class ServeCommand : public Command {
                      "a further name the Host header may carry (e.g. this machine's DNS name when "
                      "listening on 0.0.0.0); repeatable");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
     auto address = dashboard::parse_listen(listen_);
     if (port_) address.port = *port_;
@@ -54,7 +52,6 @@ class ServeCommand : public Command {
   }
 
  private:
-  CLI::App* app_;
   std::string db_ = kDefaultDb;
   std::string listen_ = "127.0.0.1:8321";
   std::optional<int> port_;

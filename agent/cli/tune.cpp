@@ -1,8 +1,6 @@
 // `speedgate tune`: run or resume a campaign.
 #include <unistd.h>
 
-#include <iostream>
-
 #include <fmt/format.h>
 
 #include "agent/campaign/campaign.hpp"
@@ -20,9 +18,9 @@ namespace {
 
 class TuneCommand : public Command {
  public:
-  explicit TuneCommand(CLI::App& parent) {
-    app_ =
-        parent.add_subcommand("tune", "run (or resume) a gated tuning campaign against a trainer");
+  explicit TuneCommand(CLI::App& parent)
+      : Command(parent.add_subcommand(
+            "tune", "run (or resume) a gated tuning campaign against a trainer")) {
     add_campaign_options(app_, o_, budgets_);  // shared with nightly: one declaration, one --help
     auto* bt = app_->add_option("--budget-trials", o_.budget.trials, "stop after N trainer runs")
                    ->check(positive_number());
@@ -36,8 +34,6 @@ class TuneCommand : public Command {
                      "after the campaign, emit presets into this directory");
     app_->add_flag("--json", json_, "print the campaign summary as JSON on stdout");
   }
-  CLI::App* app() const override { return app_; }
-
   int run() override {
     apply_campaign_options(o_, budgets_);
     if (!presets_out_.empty()) check_output_dir("--presets-out", presets_out_);
@@ -48,16 +44,11 @@ class TuneCommand : public Command {
     Store store(o_.db_path);
     bool presets_ok = true;
     if (!presets_out_.empty()) presets_ok = emit_presets(store, cid, presets_out_).all_budgets_met;
-    auto summary = campaign_summary(store, cid);
-    if (json_)
-      std::cout << summary.dump(2) << "\n";
-    else
-      std::cout << format_summary(summary);
+    print_summary(campaign_summary(store, cid), json_);
     return presets_ok ? 0 : 1;  // a budget nothing fits is a gate failure
   }
 
  private:
-  CLI::App* app_;
   CampaignOptions o_;
   std::vector<std::string> budgets_;
   std::string presets_out_;

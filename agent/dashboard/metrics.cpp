@@ -14,11 +14,21 @@
 namespace sg::agent::dashboard {
 namespace {
 
+using Counters = prometheus::Family<prometheus::Counter>;
+using Gauges = prometheus::Family<prometheus::Gauge>;
+
+Counters& counter(prometheus::Registry& registry, const std::string& name,
+                  const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+}
+
+Gauges& gauge(prometheus::Registry& registry, const std::string& name, const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
 void add_trial_counts(const MetricsSnapshot& m, prometheus::Registry& registry) {
-  auto& trials = prometheus::BuildCounter()
-                     .Name("speedgate_evaluations_total")
-                     .Help("Evaluations: configurations judged by the gate, by disposition")
-                     .Register(registry);
+  auto& trials = counter(registry, "speedgate_evaluations_total",
+                         "Evaluations: configurations judged by the gate, by disposition");
   std::size_t count = 0;
   const Disposition* dispositions = all_dispositions(&count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -27,40 +37,26 @@ void add_trial_counts(const MetricsSnapshot& m, prometheus::Registry& registry) 
   for (const auto& [disposition, n] : m.evaluation_dispositions) {
     trials.Add({{"disposition", disposition}}).Increment(n);
   }
-  auto& runs = prometheus::BuildCounter()
-                   .Name("speedgate_trainer_runs_total")
-                   .Help("Trainer runs (baselines, candidates, speed repeats), by state")
-                   .Register(registry);
+  auto& runs = counter(registry, "speedgate_trainer_runs_total",
+                       "Trainer runs (baselines, candidates, speed repeats), by state");
   for (const auto& [state, n] : m.trial_states) runs.Add({{"state", state}}).Increment(n);
 }
 
 void add_presets(const MetricsSnapshot& m, prometheus::Registry& registry) {
-  auto& speedup = prometheus::BuildGauge()
-                      .Name("speedgate_preset_speedup_ratio")
-                      .Help(
-                          "Headline speedup of the newest preset: the paired figure at the target "
-                          "micro-batch where there is one, else its evaluation's")
-                      .Register(registry);
-  auto& throughput = prometheus::BuildGauge()
-                         .Name("speedgate_preset_samples_per_second")
-                         .Help("Samples per second of the newest preset's configuration")
-                         .Register(registry);
-  auto& projected =
-      prometheus::BuildGauge()
-          .Name("speedgate_preset_projected_peak_bytes")
-          .Help("Projected peak device memory at the target micro-batch and world size")
-          .Register(registry);
-  auto& measured = prometheus::BuildGauge()
-                       .Name("speedgate_preset_measured_peak_bytes")
-                       .Help("Largest measured peak allocated memory of the preset's runs")
-                       .Register(registry);
-  auto& budget = prometheus::BuildGauge()
-                     .Name("speedgate_preset_budget_bytes")
-                     .Help("Memory budget the preset was chosen for")
-                     .Register(registry);
+  auto& speedup = gauge(registry, "speedgate_preset_speedup_ratio",
+                        "Headline speedup of the newest preset: the paired figure at the target "
+                        "micro-batch where there is one, else its evaluation's");
+  auto& throughput = gauge(registry, "speedgate_preset_samples_per_second",
+                           "Samples per second of the newest preset's configuration");
+  auto& projected = gauge(registry, "speedgate_preset_projected_peak_bytes",
+                          "Projected peak device memory at the target micro-batch and world size");
+  auto& measured = gauge(registry, "speedgate_preset_measured_peak_bytes",
+                         "Largest measured peak allocated memory of the preset's runs");
+  auto& budget =
+      gauge(registry, "speedgate_preset_budget_bytes", "Memory budget the preset was chosen for");
   for (const auto& p : m.presets) {
     const prometheus::Labels labels{{"preset", p.name}};
-    const auto set = [&](prometheus::Family<prometheus::Gauge>& family, double v) {
+    const auto set = [&](Gauges& family, double v) {
       if (std::isfinite(v)) family.Add(labels).Set(v);
     };
     const nlohmann::json& headline = p.headline;
@@ -75,19 +71,13 @@ void add_presets(const MetricsSnapshot& m, prometheus::Registry& registry) {
 }
 
 void add_campaigns(const MetricsSnapshot& m, prometheus::Registry& registry) {
-  auto& campaigns = prometheus::BuildCounter()
-                        .Name("speedgate_campaigns_total")
-                        .Help("Campaigns recorded in the store, by state")
-                        .Register(registry);
+  auto& campaigns =
+      counter(registry, "speedgate_campaigns_total", "Campaigns recorded in the store, by state");
   for (const auto& [state, n] : m.campaign_states) campaigns.Add({{"state", state}}).Increment(n);
-  auto& progress = prometheus::BuildGauge()
-                       .Name("speedgate_campaign_trainer_runs")
-                       .Help("Trainer runs of the newest campaign, by state (progress)")
-                       .Register(registry);
-  auto& best = prometheus::BuildGauge()
-                   .Name("speedgate_campaign_best_speedup_ratio")
-                   .Help("Best accepted speedup of the newest campaign")
-                   .Register(registry);
+  auto& progress = gauge(registry, "speedgate_campaign_trainer_runs",
+                         "Trainer runs of the newest campaign, by state (progress)");
+  auto& best = gauge(registry, "speedgate_campaign_best_speedup_ratio",
+                     "Best accepted speedup of the newest campaign");
   if (!m.newest) return;
   const std::string campaign = std::to_string(m.newest->id);
   for (const char* state : {"queued", "running", "finished"}) {
@@ -101,14 +91,11 @@ void add_campaigns(const MetricsSnapshot& m, prometheus::Registry& registry) {
 }
 
 void add_info(const MetricsSnapshot& m, prometheus::Registry& registry) {
-  const std::string& fingerprint = m.newest_fingerprint;
-  prometheus::BuildGauge()
-      .Name("speedgate_info")
-      .Help("speedgate version and the environment fingerprint of the newest campaign")
-      .Register(registry)
+  gauge(registry, "speedgate_info",
+        "speedgate version and the environment fingerprint of the newest campaign")
       .Add({{"version", SPEEDGATE_VERSION},
             {"git_sha", SPEEDGATE_GIT_SHA},
-            {"fingerprint", fingerprint}})
+            {"fingerprint", m.newest_fingerprint}})
       .Set(1);
 }
 

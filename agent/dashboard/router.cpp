@@ -83,6 +83,70 @@ std::string query_param(std::string_view query, std::string_view name) {
   return "";
 }
 
+HttpResponse bad_request(const char* why) { return {400, "text/plain; charset=utf-8", why}; }
+
+// `body` with the campaign's id added.
+HttpResponse campaign_json(std::int64_t id, json body) {
+  body["campaign_id"] = id;
+  return json_response(body);
+}
+
+// The long arrays are JSON text from SQLite; wrap them without re-parsing.
+HttpResponse wrap_array(const std::string& key, const std::string& array, const json& extra) {
+  std::string body = extra.dump(-1, ' ', false, json::error_handler_t::replace);
+  body.pop_back();  // '}'
+  if (body.size() > 1) body += ",";
+  return HttpResponse{200, "application/json", body + "\"" + key + "\":" + array + "}"};
+}
+
+// /api/v1/campaigns/<id>/evaluations: every evaluation, or with a query one filtered,
+// sorted page of them.
+HttpResponse campaign_evaluations(Store& store, std::int64_t id, std::string_view query) {
+  if (query.empty()) {
+    return wrap_array("evaluations", campaign_trials(store, id),
+                      {{"campaign_id", id}, {"budgets", campaign_budgets(store, id)}});
+  }
+  TrialPage page;
+  page.disposition = query_param(query, "disposition");
+  page.text = query_param(query, "q");
+  page.sort = query_param(query, "sort");
+  if (!sort_column(page.sort)) return bad_request("sort: unknown column\n");
+  const std::string dir = query_param(query, "dir");
+  if (dir != "" && dir != "asc" && dir != "desc") return bad_request("dir must be asc or desc\n");
+  page.descending = dir == "desc";
+  page.offset = parse_id(query_param(query, "offset")).value_or(0);
+  page.limit = std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
+  return campaign_json(id, campaign_trial_page(store, id, page));
+}
+
+// /api/v1/campaigns/<id>/series, sampled to max_points (0 = every point).
+HttpResponse campaign_series_response(Store& store, std::int64_t id, std::string_view query) {
+  const std::string max_points = query_param(query, "max_points");
+  const auto points =
+      max_points.empty() ? std::optional<std::int64_t>(kDefaultSeriesPoints) : parse_id(max_points);
+  if (!points) return bad_request("max_points must be a whole number >= 0\n");
+  json body = campaign_series(store, id, static_cast<std::size_t>(*points));
+  body["budgets"] = campaign_budgets(store, id);
+  return campaign_json(id, std::move(body));
+}
+
+// /api/v1/campaigns/<id>/<what> for a campaign that exists.
+HttpResponse campaign_api(Store& store, std::int64_t id, std::string_view what,
+                          std::string_view query) {
+  // "trials" is the former name of "evaluations", kept so old links still answer.
+  if (what == "evaluations" || what == "trials") return campaign_evaluations(store, id, query);
+  if (what == "series") return campaign_series_response(store, id, query);
+  if (what == "frontier")
+    return wrap_array("frontier", campaign_frontier(store, id), json::object());
+  if (what == "projections")
+    return wrap_array("projections", campaign_projections(store, id), json::object());
+  if (what == "switches") return campaign_json(id, {{"switches", switch_effects(store, id)}});
+  if (what == "gate") return campaign_json(id, campaign_gate(store, id));
+  if (what == "presets") return campaign_json(id, {{"presets", campaign_presets(store, id)}});
+  if (what == "finals") return campaign_json(id, {{"finals", campaign_finals(store, id)}});
+  return not_found();
+}
+
 }  // namespace
 
 HttpResponse Router::handle(std::string_view method, std::string_view path,
@@ -135,63 +199,7 @@ HttpResponse Router::api(std::string_view path, std::string_view query) const {
     // "newest": the campaign the page shows first, so it need not wait for the list.
     const auto id = parts[3] == "newest" ? newest_campaign(store) : parse_id(parts[3]);
     if (!id || !campaign_exists(store, *id)) return not_found();
-    const auto what = parts[4];
-    // The long arrays are JSON text from SQLite; wrap them without re-parsing.
-    const auto wrap = [](const std::string& key, const std::string& array, const json& extra) {
-      std::string body = extra.dump(-1, ' ', false, json::error_handler_t::replace);
-      body.pop_back();  // '}'
-      if (body.size() > 1) body += ",";
-      return HttpResponse{200, "application/json", body + "\"" + key + "\":" + array + "}"};
-    };
-    // "trials" is the former name of "evaluations", kept so old links still answer.
-    if (what == "evaluations" || what == "trials") {
-      if (query.empty()) {
-        return wrap("evaluations", campaign_trials(store, *id),
-                    {{"campaign_id", *id}, {"budgets", campaign_budgets(store, *id)}});
-      }
-      TrialPage page;
-      page.disposition = query_param(query, "disposition");
-      page.text = query_param(query, "q");
-      page.sort = query_param(query, "sort");
-      if (!sort_column(page.sort))
-        return {400, "text/plain; charset=utf-8", "sort: unknown column\n"};
-      const std::string dir = query_param(query, "dir");
-      if (dir != "" && dir != "asc" && dir != "desc") {
-        return {400, "text/plain; charset=utf-8", "dir must be asc or desc\n"};
-      }
-      page.descending = dir == "desc";
-      page.offset = parse_id(query_param(query, "offset")).value_or(0);
-      page.limit =
-          std::min<std::int64_t>(parse_id(query_param(query, "limit")).value_or(200), 5000);
-      json body = campaign_trial_page(store, *id, page);
-      body["campaign_id"] = *id;
-      return json_response(body);
-    }
-    if (what == "series") {
-      const std::string max_points = query_param(query, "max_points");
-      const auto points = max_points.empty() ? std::optional<std::int64_t>(kDefaultSeriesPoints)
-                                             : parse_id(max_points);
-      if (!points)
-        return {400, "text/plain; charset=utf-8", "max_points must be a whole number >= 0\n"};
-      json body = campaign_series(store, *id, static_cast<std::size_t>(*points));
-      body["campaign_id"] = *id;
-      body["budgets"] = campaign_budgets(store, *id);
-      return json_response(body);
-    }
-    if (what == "frontier") return wrap("frontier", campaign_frontier(store, *id), json::object());
-    if (what == "projections")
-      return wrap("projections", campaign_projections(store, *id), json::object());
-    if (what == "switches")
-      return json_response({{"campaign_id", *id}, {"switches", switch_effects(store, *id)}});
-    if (what == "gate") {
-      json body = campaign_gate(store, *id);
-      body["campaign_id"] = *id;
-      return json_response(body);
-    }
-    if (what == "presets")
-      return json_response({{"campaign_id", *id}, {"presets", campaign_presets(store, *id)}});
-    if (what == "finals")
-      return json_response({{"campaign_id", *id}, {"finals", campaign_finals(store, *id)}});
+    return campaign_api(store, *id, parts[4], query);
   }
   return not_found();
 }

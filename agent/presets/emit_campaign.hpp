@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/presets/preset_header.hpp"
 #include "agent/protocol/manifest.hpp"
 #include "agent/ranking/target_rank.hpp"
 #include "agent/store/store.hpp"
@@ -41,8 +42,6 @@ struct WrittenPreset {
   std::string figure, basis;  // the headline speedup with its interval, and where it comes from
 };
 
-std::string join_ids(const std::vector<std::int64_t>& ids);
-std::string table_cell(std::string s);
 std::string use_line(const Provenance& p, const std::string& path);
 // A switch's own effect: the evaluation of that switch alone (with, at most, a variant of
 // its own kernel family): its single-switch screen, or its confirmation at the full step

@@ -15,62 +15,71 @@ namespace sg::agent {
 
 using nlohmann::json;
 
-json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
-  auto camp = campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
-  if (!camp) {
-    throw UsageError(campaign_id ? fmt::format("no campaign {} in the database", *campaign_id)
-                                 : std::string("the database has no campaign"));
-  }
-  json s;
-  s["campaign"] = {{"id", camp->id},
-                   {"workload", camp->workload},
-                   {"size", camp->size},
-                   {"state", camp->state},
-                   {"created_at", camp->created_at},
-                   {"finished_at", camp->finished_at},
-                   {"trainer", camp->trainer},
-                   {"note", camp->note},
-                   {"options", camp->options}};
-  s["campaign"]["deterministic"] = camp->deterministic ? json(*camp->deterministic) : json(nullptr);
+namespace {
+
+json campaign_json(const CampaignRow& camp) {
+  json c = {{"id", camp.id},
+            {"workload", camp.workload},
+            {"size", camp.size},
+            {"state", camp.state},
+            {"created_at", camp.created_at},
+            {"finished_at", camp.finished_at},
+            {"trainer", camp.trainer},
+            {"note", camp.note},
+            {"options", camp.options}};
+  c["deterministic"] = camp.deterministic ? json(*camp.deterministic) : json(nullptr);
+  return c;
+}
+
+// Trainer runs counted in total and by disposition, state and purpose.
+json trial_counts(Store& store, std::int64_t campaign_id) {
   std::map<std::string, int> by_disp, by_state, by_purpose;
   int total = 0;
-  for (const auto& t : store.trials(camp->id)) {
+  for (const auto& t : store.trials(campaign_id)) {
     ++total;
     by_state[t.state]++;
     by_purpose[t.purpose]++;
-    by_disp[t.disposition
-                ? std::string(to_string(*t.disposition))
-                : (t.run_ok ? "unjudged" : "none")]++;  // unjudged: ran fine, its evaluation was
-                                                        // cut by the budget
+    // unjudged: ran fine, its evaluation was cut by the budget
+    by_disp[t.disposition ? std::string(to_string(*t.disposition))
+                          : (t.run_ok ? "unjudged" : "none")]++;
   }
-  s["trials"] = {{"total", total},
-                 {"by_disposition", by_disp},
-                 {"by_state", by_state},
-                 {"by_purpose", by_purpose}};
+  return {{"total", total},
+          {"by_disposition", by_disp},
+          {"by_state", by_state},
+          {"by_purpose", by_purpose}};
+}
+
+json evaluation_json(const EvaluationRow& e) {
+  return {{"id", e.id},
+          {"config", json(config_from_key(e.config_key))},
+          {"config_key", e.config_key},
+          {"steps", e.steps},
+          {"strategy", e.strategy},
+          {"disposition", std::string(to_string(e.disposition))},
+          {"gate_class", e.gate_class},
+          {"speedup", e.speedup},
+          {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
+          {"samples_per_s", e.samples_per_s},
+          {"projected_peak_bytes", std::isnan(e.projected_peak_bytes)
+                                       ? json(nullptr)
+                                       : json(e.projected_peak_bytes)},  // null: not probed
+          {"on_frontier", e.on_frontier},
+          {"reason", e.reason},
+          {"trial_ids", e.trial_ids},
+          {"speedup_lo", e.speedup_lo},
+          {"speedup_hi", e.speedup_hi},
+          {"pairs", e.pairs}};
+}
+
+// Every evaluation, the frontier, the best accepted one at the full step budget, the
+// full-budget baseline (when there is one) and the counts by disposition, into `s`.
+void add_evaluations(Store& store, const CampaignRow& camp, json& s) {
   json evals = json::array(), frontier = json::array();
   json best = nullptr;
-  const int full = camp->options.value("steps", 0);
+  const int full = camp.options.value("steps", 0);
   std::map<std::string, int> eval_disp;
-  for (const auto& e : store.evaluations(camp->id)) {
-    json j = {{"id", e.id},
-              {"config", json(config_from_key(e.config_key))},
-              {"config_key", e.config_key},
-              {"steps", e.steps},
-              {"strategy", e.strategy},
-              {"disposition", std::string(to_string(e.disposition))},
-              {"gate_class", e.gate_class},
-              {"speedup", e.speedup},
-              {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
-              {"samples_per_s", e.samples_per_s},
-              {"projected_peak_bytes", std::isnan(e.projected_peak_bytes)
-                                           ? json(nullptr)
-                                           : json(e.projected_peak_bytes)},  // null: not probed
-              {"on_frontier", e.on_frontier},
-              {"reason", e.reason},
-              {"trial_ids", e.trial_ids},
-              {"speedup_lo", e.speedup_lo},
-              {"speedup_hi", e.speedup_hi},
-              {"pairs", e.pairs}};
+  for (const auto& e : store.evaluations(camp.id)) {
+    json j = evaluation_json(e);
     eval_disp[std::string(to_string(e.disposition))]++;
     if (e.config_key.empty() && e.steps == full) s["baseline"] = j;
     if (e.on_frontier) frontier.push_back(j);
@@ -81,8 +90,14 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
     evals.push_back(std::move(j));
   }
   s["evaluations"] = evals;
-  json noise = json::array(), bands = json::array();
-  for (const auto& n : store.host_noise(camp->id)) {
+  s["evaluations_by_disposition"] = eval_disp;
+  s["frontier"] = frontier;
+  s["best"] = best;
+}
+
+json host_noise_json(Store& store, std::int64_t campaign_id) {
+  json noise = json::array();
+  for (const auto& n : store.host_noise(campaign_id)) {
     noise.push_back({{"steps", n.steps},
                      {"micro_batch", n.micro_batch},
                      {"pairs", n.pairs},
@@ -92,7 +107,12 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
                      {"min_effect", n.min_effect},
                      {"max_repeats", n.max_repeats}});
   }
-  for (const auto& b : store.rounding_bands(camp->id)) {
+  return noise;
+}
+
+json rounding_bands_json(Store& store, std::int64_t campaign_id) {
+  json bands = json::array();
+  for (const auto& b : store.rounding_bands(campaign_id)) {
     bands.push_back({{"steps", b.steps},
                      {"perturb_eps", b.perturb_eps},
                      {"seeds", b.seeds},
@@ -101,14 +121,12 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
                      {"grad_norm_log", b.grad_norm_log},
                      {"seed_curve_rms", b.seed_curve_rms}});
   }
-  s["host_noise"] = noise;
-  s["rounding_bands"] = bands;
-  s["evaluations_by_disposition"] = eval_disp;
-  s["frontier"] = frontier;
-  s["best"] = best;
-  s["finals"] = campaign_finals(store, camp->id);
+  return bands;
+}
+
+json presets_json(Store& store, std::int64_t campaign_id) {
   json presets = json::array();
-  for (const auto& p : store.presets(camp->id)) {
+  for (const auto& p : store.presets(campaign_id)) {
     presets.push_back({{"name", p.name},
                        {"path", p.path},
                        {"config_key", p.config_key},
@@ -117,7 +135,25 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
                        {"projected_peak_bytes", p.projected_peak_bytes},
                        {"created_at", p.created_at}});
   }
-  s["presets"] = presets;
+  return presets;
+}
+
+}  // namespace
+
+json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
+  auto camp = campaign_id ? store.campaign(*campaign_id) : store.latest_campaign(false);
+  if (!camp) {
+    throw UsageError(campaign_id ? fmt::format("no campaign {} in the database", *campaign_id)
+                                 : std::string("the database has no campaign"));
+  }
+  json s;
+  s["campaign"] = campaign_json(*camp);
+  s["trials"] = trial_counts(store, camp->id);
+  add_evaluations(store, *camp, s);
+  s["host_noise"] = host_noise_json(store, camp->id);
+  s["rounding_bands"] = rounding_bands_json(store, camp->id);
+  s["finals"] = campaign_finals(store, camp->id);
+  s["presets"] = presets_json(store, camp->id);
   return s;
 }
 
@@ -178,7 +214,10 @@ std::string speed_of(const json& row) {
 
 }  // namespace
 
-std::string format_summary(const json& s) {
+namespace {
+
+// The campaign line, its note, the trainer runs and the baseline.
+std::string format_header(const json& s) {
   const auto& c = s["campaign"];
   std::string out =
       fmt::format("campaign {} — {} {} — {} (started {})\n", c["id"].get<std::int64_t>(),
@@ -198,7 +237,11 @@ std::string format_summary(const json& s) {
         b["projected_peak_bytes"].is_null() ? std::string("not probed")
                                             : format_gib(b["projected_peak_bytes"].get<double>()));
   }
-  out += fmt::format("  evaluations: {}", s["evaluations"].size());
+  return out;
+}
+
+std::string format_evaluations(const json& s) {
+  std::string out = fmt::format("  evaluations: {}", s["evaluations"].size());
   for (const auto& [k, v] : s["evaluations_by_disposition"].items())
     out += fmt::format("  {}={}", k, v.get<int>());
   out += "\n";
@@ -211,6 +254,12 @@ std::string format_summary(const json& s) {
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
     out += wrap_config_key(e["config_key"].get<std::string>(), 6, kWidth);
   }
+  return out;
+}
+
+// The host's noise floor and the rounding bands the gate judged against.
+std::string format_noise(const json& s) {
+  std::string out;
   for (const auto& n : s["host_noise"]) {
     out += fmt::format(
         "  host noise at {} steps: A/A {:.2f} % a pair over {} pairs; smallest detectable speedup "
@@ -229,6 +278,12 @@ std::string format_summary(const json& s) {
         b["steps"].get<int>(), b["perturb_eps"].get<double>(), b["curve_rms"].get<double>(),
         b["seed_curve_rms"].get<double>());
   }
+  return out;
+}
+
+// The best configuration, the finals and the emitted presets.
+std::string format_results(const json& s) {
+  std::string out;
   if (!s["best"].is_null()) {
     out += fmt::format("  best: {}\n", speed_of(s["best"]));
     out += wrap_config_key(s["best"]["config_key"].get<std::string>(), 4, kWidth);
@@ -248,6 +303,12 @@ std::string format_summary(const json& s) {
     out += wrap_config_key(p["config_key"].get<std::string>(), 4, kWidth);
   }
   return out;
+}
+
+}  // namespace
+
+std::string format_summary(const json& s) {
+  return format_header(s) + format_evaluations(s) + format_noise(s) + format_results(s);
 }
 
 }  // namespace sg::agent

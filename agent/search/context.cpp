@@ -83,6 +83,15 @@ const Evaluation& SearchContext::evaluate(const Config& c, int steps, const std:
   return history_.back();
 }
 
+Evaluation SearchContext::evaluate_combination(const Config& c, const std::string& strategy) {
+  Evaluation e = evaluate(c, options.full_steps, strategy);
+  if (e.disposition == Disposition::gate_failed) {
+    pending_minify.push_back(c);
+    run_strategy("minify");
+  }
+  return e;
+}
+
 bool SearchContext::contains_conflict(const Config& c) const {
   for (const auto& bad : conflicts) {
     bool all = !bad.empty();

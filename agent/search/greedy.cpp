@@ -23,6 +23,16 @@ std::optional<Config> merge(const Config& a, const Config& b) {
   return out;
 }
 
+// `current` plus `addition`, when that is a new candidate not known to conflict.
+std::optional<Config> extension(const SearchContext& ctx, const Config& current,
+                                const Config& addition) {
+  auto merged = merge(current, addition);
+  if (!merged) return std::nullopt;
+  auto combo = ctx.make_candidate(*merged);
+  if (!combo || *combo == current || ctx.contains_conflict(*combo)) return std::nullopt;
+  return combo;
+}
+
 class Greedy : public Strategy {
  public:
   void run(SearchContext& ctx) override {
@@ -37,30 +47,18 @@ class Greedy : public Strategy {
     Config current;
     double current_speed = 1.0;
     for (const auto& item : speed) {
-      auto merged = merge(current, item.config);
-      if (!merged) continue;
-      auto combo = ctx.make_candidate(*merged);
-      if (!combo || *combo == current || ctx.contains_conflict(*combo)) continue;
-      const Evaluation& e = ctx.evaluate(*combo, ctx.options.full_steps, "greedy");
+      const auto combo = extension(ctx, current, item.config);
+      if (!combo) continue;
+      const Evaluation e = ctx.evaluate_combination(*combo, "greedy");
       if (e.accepted() && e.speedup > current_speed * (1.0 + kGreedyMinGain)) {
         current = *combo;
         current_speed = e.speedup;
-      } else if (e.disposition == Disposition::gate_failed) {
-        ctx.pending_minify.push_back(*combo);
-        ctx.run_strategy("minify");
       }
     }
     ctx.best_combination = current;
     for (const auto& item : memory) {
-      auto merged = merge(current, item.config);
-      if (!merged) continue;
-      auto combo = ctx.make_candidate(*merged);
-      if (!combo || *combo == current || ctx.contains_conflict(*combo)) continue;
-      const Evaluation& e = ctx.evaluate(*combo, ctx.options.full_steps, "greedy");
-      if (e.disposition == Disposition::gate_failed) {
-        ctx.pending_minify.push_back(*combo);
-        ctx.run_strategy("minify");
-      }
+      if (const auto combo = extension(ctx, current, item.config))
+        ctx.evaluate_combination(*combo, "greedy");
     }
   }
 };

@@ -54,13 +54,11 @@ class Stack : public Strategy {
     auto consider = [&](const Config& wanted, double min_gain) {
       auto c = ctx.make_candidate(wanted);
       if (!c || c->empty() || *c == current || ctx.contains_conflict(*c)) return;
-      const Evaluation& e = ctx.evaluate(*c, ctx.options.full_steps, "stack");
+      const Evaluation e = ctx.evaluate_combination(*c, "stack");
       if (e.accepted() && e.speedup > current_speed * (1.0 + min_gain)) {
         current = *c;
         current_speed = e.speedup;
       } else if (e.disposition == Disposition::gate_failed) {
-        ctx.pending_minify.push_back(*c);
-        ctx.run_strategy("minify");
         Config without = *c;  // retry without the culprit's switches
         for (const auto& bad : ctx.conflicts) {
           for (const auto& [k, v] : bad) without.erase(k);

@@ -45,6 +45,10 @@ class SearchContext {
   const Evaluation& evaluate(const Config& c, int steps, const std::string& strategy,
                              Measure measure = Measure::full);
   const Evaluation* find(const Config& c, int steps) const;
+  // A combination evaluated at full_steps; one that fails the gate goes to the minifier at
+  // once (its culprit lands in `conflicts`). A copy: the minifier's evaluations may move
+  // the history.
+  Evaluation evaluate_combination(const Config& c, const std::string& strategy);
   // Announces configurations evaluated next at `steps` (those not evaluated yet go to
   // Evaluator::prefetch, which may run their independent trials side by side).
   void prefetch(const std::vector<Config>& configs, int steps, Measure measure = Measure::full);

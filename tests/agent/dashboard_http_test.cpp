@@ -18,6 +18,7 @@
 
 #include "agent/dashboard/server.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "benchmarks/http_get.hpp"
 #include "dashboard_support.hpp"
 #include "test_util.hpp"
 
@@ -27,48 +28,16 @@ namespace {
 namespace bp = boost::process;
 namespace fs = std::filesystem;
 
-// A connected loopback socket whose reads give up after `timeout_s` (a bound, not a
-// measurement: a server that never answers fails the test instead of hanging it).
-int connect_to(int port, int timeout_s = 30) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{timeout_s, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+// Reads give up after this long: a server that never answers fails the test instead of
+// hanging it.
+constexpr int kTimeoutS = 30;
+
+bench::HttpReply send_raw(int port, const std::string& request) {
+  return bench::http_exchange(port, request, kTimeoutS);
 }
 
-struct Reply {
-  int status = 0;
-  std::string head, body;
-};
-
-Reply send_raw(int port, const std::string& request) {
-  Reply out;
-  const int fd = connect_to(port);
-  if (fd < 0) return out;
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string data;
-  char buf[65536];
-  ssize_t n = 0;
-  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) data.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  const auto end = data.find("\r\n\r\n");
-  if (data.rfind("HTTP/1.", 0) != 0 || end == std::string::npos) return out;
-  out.status = std::stoi(data.substr(9, 3));
-  out.head = data.substr(0, end);
-  out.body = data.substr(end + 4);
-  return out;
-}
-
-Reply request(int port, const std::string& method, const std::string& target,
-              const std::string& host) {
+bench::HttpReply request(int port, const std::string& method, const std::string& target,
+                         const std::string& host) {
   return send_raw(
       port, method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
 }
@@ -103,7 +72,7 @@ TEST_F(DashboardHttpTest, AnswersOnlyForItsOwnHostNames) {
   EXPECT_EQ(request(port_, "GET", "/api/v1/campaigns", "dash.lan").status, 200);  // --allow-host
   const auto foreign = request(port_, "GET", "/api/v1/campaigns",
                                "rebind.attacker.example:" + std::to_string(port_));
-  EXPECT_EQ(foreign.status, 421) << foreign.head;
+  EXPECT_EQ(foreign.status, 421) << foreign.headers;
   EXPECT_EQ(foreign.body.find("campaigns"), std::string::npos);
   EXPECT_EQ(send_raw(port_, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n").status, 400);  // no Host
 }
@@ -112,7 +81,7 @@ TEST_F(DashboardHttpTest, OtherMethodsAre405WithAllow) {
   for (const char* m : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH"}) {
     const auto r = request(port_, m, "/api/v1/campaigns", host_);
     EXPECT_EQ(r.status, 405) << m;
-    EXPECT_NE(r.head.find("Allow: GET, HEAD"), std::string::npos) << m << "\n" << r.head;
+    EXPECT_NE(r.headers.find("Allow: GET, HEAD"), std::string::npos) << m << "\n" << r.headers;
   }
   EXPECT_EQ(request(port_, "HEAD", "/", host_).status, 200);
 }
@@ -121,7 +90,7 @@ TEST_F(DashboardHttpTest, ControlBytesInThePathAre400) {
   for (const char* target :
        {"/index.html%00.js", "/static/app.js%00", "/%0d%0aX-Injected:%201", "/logs/1/stdout%00"}) {
     const auto r = request(port_, "GET", target, host_);
-    EXPECT_EQ(r.status, 400) << target << "\n" << r.head;
+    EXPECT_EQ(r.status, 400) << target << "\n" << r.headers;
     EXPECT_EQ(r.body.find("<html"), std::string::npos) << target;
   }
   EXPECT_EQ(request(port_, "GET", "/index.html", host_).status, 200);
@@ -132,7 +101,7 @@ TEST_F(DashboardHttpTest, ControlBytesInThePathAre400) {
 TEST_F(DashboardHttpTest, IdleHeldOpenConnectionsDoNotStarveIt) {
   std::vector<int> held;
   for (int i = 0; i < 8; ++i) {
-    const int fd = connect_to(port_);
+    const int fd = bench::connect_loopback(port_, kTimeoutS);
     ASSERT_GE(fd, 0);
     const std::string partial = "GET / HTTP/1.1\r\nHost: " + host_ + "\r\n";
     ::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
