@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include <fmt/format.h>
+#include "common/result/result_json.hpp"
 
 namespace sg::agent {
 
@@ -27,10 +27,6 @@ float float_from_bits(std::uint32_t bits) {
   return f;
 }
 
-std::string bits_hex(float value) {
-  std::uint32_t b;
-  std::memcpy(&b, &value, sizeof b);
-  return fmt::format("{:08x}", b);
-}
+std::string bits_hex(float value) { return sg::float_bits(value); }
 
 }  // namespace sg::agent

@@ -13,6 +13,7 @@
 #include "agent/common/hash.hpp"
 #include "agent/common/json_fields.hpp"
 #include "agent/common/json_limits.hpp"
+#include "common/result/result_json.hpp"
 
 namespace sg::agent {
 namespace {
@@ -147,39 +148,29 @@ json canonical(const TrialResult& r) {
   json steps = json::array();
   for (const auto& s : r.step_records) {
     steps.push_back({{"step", s.step},
-                     {"loss_bits", fmt::format("{:08x}", s.loss_bits)},
-                     {"grad_norm_bits", fmt::format("{:08x}", s.grad_norm_bits)},
+                     {"loss_bits", sg::bits_hex(s.loss_bits)},
+                     {"grad_norm_bits", sg::bits_hex(s.grad_norm_bits)},
                      {"seconds", s.seconds}});
   }
-  json memory = {{"device", r.device},
-                 {"peak_allocated_bytes", r.peak_allocated},
-                 {"peak_reserved_bytes", r.peak_reserved},
-                 {"breakdown",
-                  {{"parameters", r.breakdown.parameters},
-                   {"gradients", r.breakdown.gradients},
-                   {"optimizer", r.breakdown.optimizer},
-                   {"frozen", r.breakdown.frozen},
-                   {"activations", r.breakdown.activations}}}};
-  if (!r.phase_peak_allocated.empty())
-    memory["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
-  j.update(
-      {{"workload", r.workload},
-       {"size", r.size},
-       {"seed", r.seed},
-       {"steps", r.steps},
-       {"micro_batch", r.micro_batch},
-       {"grad_accum", r.grad_accum},
-       {"world_size", r.world_size},
-       {"switches", r.switches},
-       {"step_records", steps},
-       {"param_digest", r.param_digest},
-       {"optimizer_digest", r.optimizer_digest},
-       {"eval_loss_bits", r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string()},
-       {"samples_per_s", r.samples_per_s},
-       {"tokens_per_s", r.tokens_per_s},
-       {"model_flops_per_step", r.model_flops_per_step},
-       {"memory", memory},
-       {"fingerprint", r.fingerprint}});
+  const json memory = sg::memory_json(r.device, r.peak_allocated, r.peak_reserved, r.breakdown,
+                                      r.phase_peak_allocated);
+  j.update({{"workload", r.workload},
+            {"size", r.size},
+            {"seed", r.seed},
+            {"steps", r.steps},
+            {"micro_batch", r.micro_batch},
+            {"grad_accum", r.grad_accum},
+            {"world_size", r.world_size},
+            {"switches", r.switches},
+            {"step_records", steps},
+            {"param_digest", r.param_digest},
+            {"optimizer_digest", r.optimizer_digest},
+            {"eval_loss_bits", r.has_eval ? sg::bits_hex(r.eval_loss_bits) : std::string()},
+            {"samples_per_s", r.samples_per_s},
+            {"tokens_per_s", r.tokens_per_s},
+            {"model_flops_per_step", r.model_flops_per_step},
+            {"memory", memory},
+            {"fingerprint", r.fingerprint}});
   if (r.steady_state_steps >= 0) j["steady_state_steps"] = r.steady_state_steps;
   return j;
 }

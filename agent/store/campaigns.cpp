@@ -1,9 +1,6 @@
 // The environments and campaigns tables.
 #include "agent/store/campaigns.hpp"
 
-#include <fmt/format.h>
-
-#include "agent/store/connection.hpp"
 #include "agent/store/row_mapper.hpp"
 #include "agent/store/store.hpp"
 
@@ -37,116 +34,75 @@ const RowMap<EnvironmentRow>& environment_map() {
   return map;
 }
 
-// Runs one UPDATE of a campaign row inside a write transaction; `bind` binds the
-// statement's parameters before the trailing `WHERE id = ?`, which gets `id`.
-void update_campaign(Store& store, const std::string& set, std::int64_t id,
-                     const std::function<int(SQLite::Statement&)>& bind) {
-  store.write([&] {
-    SQLite::Statement st(store_detail::connection(store),
-                         "UPDATE campaigns SET " + set + " WHERE id = ?");
-    const int next = bind(st);
-    st.bind(next, id);
-    st.exec();
-  });
-}
-
 }  // namespace
 
 std::int64_t Store::upsert_environment(const std::string& hash, const nlohmann::json& fingerprint) {
   std::int64_t id = 0;
   write([&] {
-    SQLite::Statement ins(*db_,
-                          "INSERT OR IGNORE INTO environments(fingerprint_hash, fingerprint_json) "
-                          "VALUES(?, ?)");
-    ins.bind(1, hash);
-    ins.bind(2, fingerprint.dump());
-    ins.exec();
-    SQLite::Statement q(*db_, "SELECT id FROM environments WHERE fingerprint_hash = ?");
-    q.bind(1, hash);
-    q.executeStep();
-    id = q.getColumn(0).getInt64();
+    exec(*db_,
+         "INSERT OR IGNORE INTO environments(fingerprint_hash, fingerprint_json) VALUES(?, ?)",
+         hash, fingerprint.dump());
+    id =
+        query_one(*db_, "SELECT id FROM environments WHERE fingerprint_hash = ?", first_int64, hash)
+            .value();
   });
   return id;
 }
 
 std::optional<std::string> Store::environment_hash(std::int64_t id) {
-  SQLite::Statement q(*db_, "SELECT fingerprint_hash FROM environments WHERE id = ?");
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
-  return q.getColumn(0).getString();
+  return query_one(*db_, "SELECT fingerprint_hash FROM environments WHERE id = ?", first_text, id);
 }
 
 std::optional<EnvironmentRow> Store::environment(std::int64_t id) {
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM environments WHERE id = ?",
-                                        environment_map().select_list()));
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
-  return environment_map().read(q);
+  return environment_map().select_one(*db_, "FROM environments WHERE id = ?", id);
 }
 
 std::int64_t Store::create_campaign(const CampaignRow& c) {
   std::int64_t id = 0;
   write([&] {
-    SQLite::Statement st(*db_,
-                         "INSERT INTO campaigns(state, workload, size, trainer, manifest_json, "
-                         "options_json, note) VALUES('running', ?, ?, ?, ?, ?, ?)");
-    st.bind(1, c.workload);
-    st.bind(2, c.size);
-    st.bind(3, c.trainer);
-    st.bind(4, c.manifest.dump());
-    st.bind(5, c.options.dump());
-    st.bind(6, c.note);
-    st.exec();
+    exec(*db_,
+         "INSERT INTO campaigns(state, workload, size, trainer, manifest_json, options_json, note) "
+         "VALUES('running', ?, ?, ?, ?, ?, ?)",
+         c.workload, c.size, c.trainer, c.manifest.dump(), c.options.dump(), c.note);
     id = db_->getLastInsertRowid();
   });
   return id;
 }
 
 std::optional<CampaignRow> Store::campaign(std::int64_t id) {
-  SQLite::Statement q(
-      *db_, fmt::format("SELECT {} FROM campaigns WHERE id = ?", campaign_map().select_list()));
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
-  return campaign_map().read(q);
+  return campaign_map().select_one(*db_, "FROM campaigns WHERE id = ?", id);
 }
 
 std::optional<CampaignRow> Store::latest_campaign(bool unfinished_only, const std::string& workload,
                                                   const std::string& size) {
-  std::string sql = fmt::format("SELECT {} FROM campaigns WHERE 1=1", campaign_map().select_list());
-  if (unfinished_only) sql += " AND state = 'running'";
-  if (!workload.empty()) sql += " AND workload = :w";
-  if (!size.empty()) sql += " AND size = :s";
-  sql += " ORDER BY id DESC LIMIT 1";
-  SQLite::Statement q(*db_, sql);
-  if (!workload.empty()) q.bind(":w", workload);
-  if (!size.empty()) q.bind(":s", size);
-  if (!q.executeStep()) return std::nullopt;
-  return campaign_map().read(q);
+  // An empty workload or size matches every campaign.
+  return campaign_map().select_one(*db_,
+                                   std::string("FROM campaigns WHERE ") +
+                                       (unfinished_only ? "state = 'running' AND " : "") +
+                                       "(?1 = '' OR workload = ?1) AND (?2 = '' OR size = ?2) "
+                                       "ORDER BY id DESC LIMIT 1",
+                                   workload, size);
 }
 
 void Store::set_campaign_environment(std::int64_t id, std::int64_t env_id) {
-  update_campaign(*this, "environment_id = ?", id, [&](SQLite::Statement& st) {
-    st.bind(1, env_id);
-    return 2;
-  });
+  write_exec(*this, "UPDATE campaigns SET environment_id = ? WHERE id = ?", env_id, id);
 }
 
 void Store::set_campaign_determinism(std::int64_t id, bool deterministic, const std::string& note) {
-  update_campaign(*this, "deterministic = ?, note = ?", id, [&](SQLite::Statement& st) {
-    st.bind(1, deterministic ? 1 : 0);
-    st.bind(2, note);
-    return 3;
-  });
+  write_exec(*this, "UPDATE campaigns SET deterministic = ?, note = ? WHERE id = ?", deterministic,
+             note, id);
 }
 
 void Store::finish_campaign(std::int64_t id) {
-  update_campaign(*this, "state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
-                  id, [](SQLite::Statement&) { return 1; });
+  write_exec(
+      *this,
+      "UPDATE campaigns SET state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', "
+      "'now') WHERE id = ?",
+      id);
 }
 
 void Store::reopen_campaign(std::int64_t id) {
-  update_campaign(*this, "state = 'running', finished_at = NULL", id,
-                  [](SQLite::Statement&) { return 1; });
+  write_exec(*this, "UPDATE campaigns SET state = 'running', finished_at = NULL WHERE id = ?", id);
 }
 
 }  // namespace sg::agent

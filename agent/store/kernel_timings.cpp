@@ -1,7 +1,5 @@
 // The kernel_trials and kernel_timings tables (schema v4): which kernel variant an
 // evaluation ran, and each variant's timing in a kernel trial.
-#include <fmt/format.h>
-
 #include "agent/store/row_mapper.hpp"
 #include "agent/store/store.hpp"
 
@@ -27,18 +25,12 @@ const RowMap<KernelTimingRow>& kernel_timing_map() {
 
 void Store::add_kernel_trial(std::int64_t campaign_id, const std::string& family,
                              const nlohmann::json& params, std::int64_t evaluation_id) {
-  write([&] {
-    // Idempotent: a resumed campaign re-records the same evaluation.
-    SQLite::Statement st(*db_,
-                         "INSERT INTO kernel_trials(campaign_id, family, params_json, "
-                         "evaluation_id) SELECT ?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM "
-                         "kernel_trials WHERE evaluation_id = ?4 AND family = ?2)");
-    st.bind(1, campaign_id);
-    st.bind(2, family);
-    st.bind(3, params.dump());
-    st.bind(4, evaluation_id);
-    st.exec();
-  });
+  // Idempotent: a resumed campaign re-records the same evaluation.
+  write_exec(*this,
+             "INSERT INTO kernel_trials(campaign_id, family, params_json, evaluation_id) SELECT "
+             "?1, ?2, ?3, ?4 WHERE NOT EXISTS (SELECT 1 FROM kernel_trials WHERE evaluation_id = "
+             "?4 AND family = ?2)",
+             campaign_id, family, params.dump(), evaluation_id);
 }
 
 void Store::add_kernel_timings(const std::vector<KernelTimingRow>& rows) {
@@ -48,28 +40,17 @@ void Store::add_kernel_timings(const std::vector<KernelTimingRow>& rows) {
                          "params, micro_batch, fwd_us, fwdbwd_us, matches_plain) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     for (const auto& r : rows) {
-      st.reset();
-      st.bind(1, r.campaign_id);
-      st.bind(2, r.trial_id);
-      st.bind(3, r.family);
-      st.bind(4, r.params);
-      st.bind(5, r.micro_batch);
-      bind_real(st, 6, r.fwd_us);
-      bind_real(st, 7, r.fwdbwd_us);
-      st.bind(8, r.matches_plain ? 1 : 0);
-      st.exec();
+      exec_again(st, r.campaign_id, r.trial_id, r.family, r.params, r.micro_batch, r.fwd_us,
+                 r.fwdbwd_us, r.matches_plain);
     }
   });
 }
 
 std::vector<KernelTimingRow> Store::kernel_timings(std::int64_t campaign_id,
                                                    const std::string& family) {
-  SQLite::Statement st(*db_, fmt::format("SELECT {} FROM kernel_timings WHERE campaign_id = ?1 "
-                                         "AND (?2 = '' OR family = ?2) ORDER BY id",
-                                         kernel_timing_map().select_list()));
-  st.bind(1, campaign_id);
-  st.bind(2, family);
-  return kernel_timing_map().read_all(st);
+  return kernel_timing_map().select_all(
+      *db_, "FROM kernel_timings WHERE campaign_id = ?1 AND (?2 = '' OR family = ?2) ORDER BY id",
+      campaign_id, family);
 }
 
 }  // namespace sg::agent

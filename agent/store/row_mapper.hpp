@@ -16,6 +16,7 @@
 #include "agent/common/disposition.hpp"
 #include "agent/store/schema.hpp"
 #include "agent/store/sql_value.hpp"
+#include "agent/store/statement.hpp"
 
 namespace sg::agent {
 
@@ -93,6 +94,27 @@ class RowMap {
     std::vector<Row> out;
     while (q.executeStep()) out.push_back(read(q));
     return out;
+  }
+
+  // A row reader for query_one/query_all: the row from the first column.
+  Row operator()(SQLite::Statement& q) const { return read(q); }
+
+  // "SELECT <columns> <rest>" with args bound (select_list(version) for the columns): the
+  // first row (nullopt when there is none) or every row.
+  template <class... Args>
+  std::optional<Row> select_one(SQLite::Database& db, const std::string& rest,
+                                const Args&... args) const {
+    return query_one(db, "SELECT " + select_list() + " " + rest, *this, args...);
+  }
+  template <class... Args>
+  std::vector<Row> select_all(SQLite::Database& db, const std::string& rest,
+                              const Args&... args) const {
+    return select_all_at(db, kSchemaVersion, rest, args...);
+  }
+  template <class... Args>
+  std::vector<Row> select_all_at(SQLite::Database& db, int version, const std::string& rest,
+                                 const Args&... args) const {
+    return query_all(db, "SELECT " + select_list(version) + " " + rest, *this, args...);
   }
 
   int size() const { return static_cast<int>(columns_.size()); }

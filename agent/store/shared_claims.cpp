@@ -14,7 +14,7 @@
 
 #include "agent/common/interrupt.hpp"
 #include "agent/store/connection.hpp"
-#include "agent/store/sql_value.hpp"
+#include "agent/store/statement.hpp"
 
 namespace sg::agent {
 namespace {
@@ -27,29 +27,22 @@ bool pid_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPE
 // from = 0, a row knowing only the key and purpose (claim_trial fills in the rest).
 void insert_reservation(Store& store, std::int64_t cid, const std::string& purpose,
                         const std::string& key, std::int64_t from) {
-  SQLite::Statement ins(
-      store_detail::connection(store),
-      from ? "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
-             "steps, micro_batch, "
-             "grad_accum, repeat, state, host, controller_pid, heartbeat_at, requeued_from) "
-             "SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
-             "micro_batch, grad_accum, "
-             "repeat, 'running', ?, ?, ?, id FROM trials WHERE id = ?"
-           : "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
-             "steps, micro_batch, "
-             "grad_accum, repeat, state, host, controller_pid, heartbeat_at) "
-             "VALUES(?, ?, ?, '', '{}', 0, 0, 1, 1, 0, 'running', ?, ?, ?)");
-  int i = 1;
-  if (!from) {
-    ins.bind(i++, cid);
-    ins.bind(i++, key);
-    ins.bind(i++, purpose);
+  SQLite::Database& db = store_detail::connection(store);
+  const int self = static_cast<int>(::getpid());
+  if (from) {
+    exec(db,
+         "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
+         "steps, micro_batch, grad_accum, repeat, state, host, controller_pid, heartbeat_at, "
+         "requeued_from) SELECT campaign_id, trial_key, purpose, config_key, config_json, seed, "
+         "steps, micro_batch, grad_accum, repeat, 'running', ?, ?, ?, id FROM trials WHERE id = ?",
+         host_name(), self, unix_now(), from);
+  } else {
+    exec(db,
+         "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, "
+         "steps, micro_batch, grad_accum, repeat, state, host, controller_pid, heartbeat_at) "
+         "VALUES(?, ?, ?, '', '{}', 0, 0, 1, 1, 0, 'running', ?, ?, ?)",
+         cid, key, purpose, host_name(), self, unix_now());
   }
-  ins.bind(i++, host_name());
-  ins.bind(i++, static_cast<int>(::getpid()));
-  bind_real(ins, i++, unix_now());
-  if (from) ins.bind(i++, from);
-  ins.exec();
 }
 
 // What one look at the key's newest row decided: reserved or finished, or who holds it.
@@ -61,14 +54,35 @@ struct KeyLook {
 
 // Takes a queued row of the key for this controller. REQUIRES: inside write().
 void take_queued(Store& store, std::int64_t id, const std::string& host, int self) {
-  SQLite::Statement take(store_detail::connection(store),
-                         "UPDATE trials SET state = 'running', host = ?, controller_pid = ?, "
-                         "heartbeat_at = ? WHERE id = ? AND state = 'queued'");
-  take.bind(1, host);
-  take.bind(2, self);
-  bind_real(take, 3, unix_now());
-  take.bind(4, id);
-  take.exec();
+  exec(store_detail::connection(store),
+       "UPDATE trials SET state = 'running', host = ?, controller_pid = ?, heartbeat_at = ? WHERE "
+       "id = ? AND state = 'queued'",
+       host, self, unix_now(), id);
+}
+
+// The newest row of a key, as look_at_key weighs it.
+struct KeyRow {
+  KeyOwner owner;
+  std::string state, disposition, reason;
+  double heartbeat_at = 0;
+};
+
+std::optional<KeyRow> newest_key_row(Store& store, std::int64_t campaign_id,
+                                     const std::string& key) {
+  return query_one(
+      store_detail::connection(store),
+      "SELECT id, state, COALESCE(disposition, ''), reason, COALESCE(host, ''), "
+      "COALESCE(controller_pid, 0), COALESCE(heartbeat_at, 0) FROM trials WHERE campaign_id = ? "
+      "AND trial_key = ? ORDER BY id DESC LIMIT 1",
+      [](SQLite::Statement& q) {
+        return KeyRow{
+            {q.getColumn(0).getInt64(), q.getColumn(4).getString(), q.getColumn(5).getInt()},
+            q.getColumn(1).getString(),
+            q.getColumn(2).getString(),
+            q.getColumn(3).getString(),
+            column_real(q.getColumn(6))};
+      },
+      campaign_id, key);
 }
 
 // One transaction: reserve the key if it is free, else say who holds it.
@@ -78,27 +92,18 @@ KeyLook look_at_key(Store& store, std::int64_t campaign_id, const std::string& p
   const int self = static_cast<int>(::getpid());
   KeyLook look;
   store.write([&] {
-    SQLite::Statement q(store_detail::connection(store),
-                        "SELECT id, state, COALESCE(disposition, ''), reason, COALESCE(host, "
-                        "''), COALESCE(controller_pid, 0), "
-                        "COALESCE(heartbeat_at, 0) FROM trials WHERE campaign_id = ? AND "
-                        "trial_key = ? ORDER BY id DESC LIMIT 1");
-    q.bind(1, campaign_id);
-    q.bind(2, key);
-    if (!q.executeStep()) {
+    const std::optional<KeyRow> row = newest_key_row(store, campaign_id, key);
+    if (!row) {
       insert_reservation(store, campaign_id, purpose, key, 0);
       look.decided = KeyReservation::reserved;
       return;
     }
-    const std::int64_t id = q.getColumn(0).getInt64();
-    const std::string state = q.getColumn(1).getString(), disposition = q.getColumn(2).getString();
-    const std::string reason = q.getColumn(3).getString();
-    look.owner = {id, q.getColumn(4).getString(), q.getColumn(5).getInt()};
-    const double heartbeat_at = column_real(q.getColumn(6));
-    q.reset();
-    if (state == "finished") {
-      const bool interrupted = disposition == "killed" && reason.rfind(kInterruptedReason, 0) == 0;
-      if (disposition != "stale" && !interrupted) {
+    look.owner = row->owner;
+    const std::int64_t id = row->owner.trial_id;
+    if (row->state == "finished") {
+      const bool interrupted =
+          row->disposition == "killed" && row->reason.rfind(kInterruptedReason, 0) == 0;
+      if (row->disposition != "stale" && !interrupted) {
         look.decided = KeyReservation::finished;
         return;
       }
@@ -106,7 +111,7 @@ KeyLook look_at_key(Store& store, std::int64_t campaign_id, const std::string& p
       look.decided = KeyReservation::reserved;
       return;
     }
-    if (state == "queued") {
+    if (row->state == "queued") {
       take_queued(store, id, host, self);
       look.decided = KeyReservation::reserved;
       return;
@@ -115,7 +120,7 @@ KeyLook look_at_key(Store& store, std::int64_t campaign_id, const std::string& p
       look.decided = KeyReservation::reserved;
       return;
     }
-    const bool fresh = unix_now() - heartbeat_at <= stale_after_s;
+    const bool fresh = unix_now() - row->heartbeat_at <= stale_after_s;
     look.holder = fresh && (look.owner.host != host || pid_alive(look.owner.controller_pid))
                       ? Holder::live_peer
                       : Holder::dead_peer;
@@ -162,11 +167,8 @@ void release_reservations(Store& store, std::int64_t campaign_id) {
          {"DELETE FROM trials WHERE requeued_from IS NULL AND " + where,
           "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL WHERE " +
               where}) {
-      SQLite::Statement st(store_detail::connection(store), sql);
-      st.bind(1, campaign_id);
-      st.bind(2, host_name());
-      st.bind(3, static_cast<int>(::getpid()));
-      st.exec();
+      exec(store_detail::connection(store), sql, campaign_id, host_name(),
+           static_cast<int>(::getpid()));
     }
   });
 }
@@ -186,15 +188,12 @@ ReservationKeeper::ReservationKeeper(const std::string& db_path, std::int64_t ca
       Store store(db_path);
       std::unique_lock<std::mutex> lock(s->mu);
       while (!s->cv.wait_for(lock, every, [s] { return s->stop; })) {
+        // The time is taken inside the transaction, after any wait for the lock.
         store.write([&] {
-          SQLite::Statement st(store_detail::connection(store),
-                               "UPDATE trials SET heartbeat_at = ? WHERE campaign_id = ? AND "
-                               "state = 'running' AND host = ? AND controller_pid = ?");
-          bind_real(st, 1, unix_now());
-          st.bind(2, campaign_id);
-          st.bind(3, host_name());
-          st.bind(4, static_cast<int>(::getpid()));
-          st.exec();
+          exec(store_detail::connection(store),
+               "UPDATE trials SET heartbeat_at = ? WHERE campaign_id = ? AND state = 'running' "
+               "AND host = ? AND controller_pid = ?",
+               unix_now(), campaign_id, host_name(), static_cast<int>(::getpid()));
         });
       }
     } catch (const std::exception& e) {

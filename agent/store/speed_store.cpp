@@ -1,8 +1,6 @@
 // The store's speed evidence (schema v6): every ABAB pair behind a verdict, the host's
 // A/A noise and the rounding band per step budget. Reads of an older database opened
 // read-only return nothing.
-#include <fmt/format.h>
-
 #include "agent/store/row_mapper.hpp"
 #include "agent/store/store.hpp"
 
@@ -59,38 +57,25 @@ const RowMap<RoundingBandRow>& rounding_band_map() {
   return map;
 }
 
-void insert_pair(SQLite::Statement& st, const SpeedPairRow& r, std::int64_t campaign_id,
-                 std::int64_t evaluation_id) {
-  st.reset();
-  st.bind(1, campaign_id);
-  if (evaluation_id) {
-    st.bind(2, evaluation_id);
-  } else {
-    st.bind(2);
-  }
-  st.bind(3, r.config_key);
-  st.bind(4, r.steps);
-  st.bind(5, r.pair_index);
-  st.bind(6, r.base_trial_id);
-  st.bind(7, r.cand_trial_id);
-  bind_real(st, 8, r.base_step_s);
-  bind_real(st, 9, r.cand_step_s);
-  bind_real(st, 10, r.log_ratio);
-  st.exec();
-}
-
 constexpr const char* kInsertPair =
     "INSERT INTO speed_pairs(campaign_id, evaluation_id, config_key, steps, pair_index, "
-    "base_trial_id, "
-    "cand_trial_id, base_step_s, cand_step_s, log_ratio) VALUES (?,?,?,?,?,?,?,?,?,?)";
+    "base_trial_id, cand_trial_id, base_step_s, cand_step_s, log_ratio) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?)";
+
+// One row through prepared kInsertPair; evaluation_id 0 binds NULL (an A/A pair).
+void insert_pair(SQLite::Statement& st, const SpeedPairRow& r, std::int64_t campaign_id,
+                 std::int64_t evaluation_id) {
+  exec_again(st, campaign_id,
+             evaluation_id ? std::optional<std::int64_t>(evaluation_id) : std::nullopt,
+             r.config_key, r.steps, r.pair_index, r.base_trial_id, r.cand_trial_id, r.base_step_s,
+             r.cand_step_s, r.log_ratio);
+}
 
 }  // namespace
 
 void Store::set_speed_pairs(std::int64_t evaluation_id, const std::vector<SpeedPairRow>& rows) {
   write([&] {
-    SQLite::Statement clear(*db_, "DELETE FROM speed_pairs WHERE evaluation_id = ?");
-    clear.bind(1, evaluation_id);
-    clear.exec();
+    exec(*db_, "DELETE FROM speed_pairs WHERE evaluation_id = ?", evaluation_id);
     SQLite::Statement st(*db_, kInsertPair);
     for (const auto& r : rows) insert_pair(st, r, r.campaign_id, evaluation_id);
   });
@@ -99,12 +84,9 @@ void Store::set_speed_pairs(std::int64_t evaluation_id, const std::vector<SpeedP
 void Store::add_noise_pairs(std::int64_t campaign_id, int steps,
                             const std::vector<SpeedPairRow>& rows) {
   write([&] {
-    SQLite::Statement clear(
-        *db_,
-        "DELETE FROM speed_pairs WHERE campaign_id = ? AND evaluation_id IS NULL AND steps = ?");
-    clear.bind(1, campaign_id);
-    clear.bind(2, steps);
-    clear.exec();
+    exec(*db_,
+         "DELETE FROM speed_pairs WHERE campaign_id = ? AND evaluation_id IS NULL AND steps = ?",
+         campaign_id, steps);
     SQLite::Statement st(*db_, kInsertPair);
     for (const auto& r : rows) insert_pair(st, r, campaign_id, 0);
   });
@@ -112,73 +94,42 @@ void Store::add_noise_pairs(std::int64_t campaign_id, int steps,
 
 std::vector<SpeedPairRow> Store::speed_pairs(std::int64_t campaign_id, std::int64_t evaluation_id) {
   if (schema_version() < kSpeedSchema) return {};
-  SQLite::Statement q(*db_,
-                      fmt::format("SELECT {} FROM speed_pairs WHERE campaign_id = ? AND {} "
-                                  "ORDER BY steps, pair_index",
-                                  speed_pair_map().select_list(),
-                                  evaluation_id ? "evaluation_id = ?" : "evaluation_id IS NULL"));
-  q.bind(1, campaign_id);
-  if (evaluation_id) q.bind(2, evaluation_id);
-  return speed_pair_map().read_all(q);
+  // evaluation_id 0: the A/A pairs (evaluation_id NULL).
+  return speed_pair_map().select_all(
+      *db_,
+      "FROM speed_pairs WHERE campaign_id = ?1 AND CASE WHEN ?2 = 0 THEN evaluation_id IS NULL "
+      "ELSE evaluation_id = ?2 END ORDER BY steps, pair_index",
+      campaign_id, evaluation_id);
 }
 
 void Store::set_host_noise(const HostNoiseRow& r) {
-  write([&] {
-    SQLite::Statement st(
-        *db_,
-        "INSERT OR REPLACE INTO host_noise(campaign_id, steps, micro_batch, pairs, sd_log_ratio, "
-        "mean_log_ratio, "
-        "detectable_speedup, resolution, min_effect, max_repeats) VALUES (?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, r.campaign_id);
-    st.bind(2, r.steps);
-    st.bind(3, r.micro_batch);
-    st.bind(4, r.pairs);
-    bind_real(st, 5, r.sd_log_ratio);
-    bind_real(st, 6, r.mean_log_ratio);
-    bind_real(st, 7, r.detectable_speedup);
-    bind_real(st, 8, r.resolution);
-    bind_real(st, 9, r.min_effect);
-    st.bind(10, r.max_repeats);
-    st.exec();
-  });
+  write_exec(*this,
+             "INSERT OR REPLACE INTO host_noise(campaign_id, steps, micro_batch, pairs, "
+             "sd_log_ratio, mean_log_ratio, detectable_speedup, resolution, min_effect, "
+             "max_repeats) VALUES (?,?,?,?,?,?,?,?,?,?)",
+             r.campaign_id, r.steps, r.micro_batch, r.pairs, r.sd_log_ratio, r.mean_log_ratio,
+             r.detectable_speedup, r.resolution, r.min_effect, r.max_repeats);
 }
 
 std::vector<HostNoiseRow> Store::host_noise(std::int64_t campaign_id) {
   if (schema_version() < kSpeedSchema) return {};
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM host_noise WHERE campaign_id = ? "
-                                        "ORDER BY steps",
-                                        host_noise_map().select_list()));
-  q.bind(1, campaign_id);
-  return host_noise_map().read_all(q);
+  return host_noise_map().select_all(*db_, "FROM host_noise WHERE campaign_id = ? ORDER BY steps",
+                                     campaign_id);
 }
 
 void Store::set_rounding_band(const RoundingBandRow& r) {
-  write([&] {
-    SQLite::Statement st(
-        *db_,
-        "INSERT OR REPLACE INTO rounding_bands(campaign_id, steps, perturb_eps, seeds, curve_rms, "
-        "eval_loss_abs, "
-        "grad_norm_log, seed_curve_rms, trial_ids_json) VALUES (?,?,?,?,?,?,?,?,?)");
-    st.bind(1, r.campaign_id);
-    st.bind(2, r.steps);
-    bind_real(st, 3, r.perturb_eps);
-    st.bind(4, r.seeds);
-    bind_real(st, 5, r.curve_rms);
-    bind_real(st, 6, r.eval_loss_abs);
-    bind_real(st, 7, r.grad_norm_log);
-    bind_real(st, 8, r.seed_curve_rms);
-    st.bind(9, ids_json(r.trial_ids));
-    st.exec();
-  });
+  write_exec(*this,
+             "INSERT OR REPLACE INTO rounding_bands(campaign_id, steps, perturb_eps, seeds, "
+             "curve_rms, eval_loss_abs, grad_norm_log, seed_curve_rms, trial_ids_json) "
+             "VALUES (?,?,?,?,?,?,?,?,?)",
+             r.campaign_id, r.steps, r.perturb_eps, r.seeds, r.curve_rms, r.eval_loss_abs,
+             r.grad_norm_log, r.seed_curve_rms, ids_json(r.trial_ids));
 }
 
 std::vector<RoundingBandRow> Store::rounding_bands(std::int64_t campaign_id) {
   if (schema_version() < kSpeedSchema) return {};
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM rounding_bands WHERE campaign_id = ? "
-                                        "ORDER BY steps",
-                                        rounding_band_map().select_list()));
-  q.bind(1, campaign_id);
-  return rounding_band_map().read_all(q);
+  return rounding_band_map().select_all(
+      *db_, "FROM rounding_bands WHERE campaign_id = ? ORDER BY steps", campaign_id);
 }
 
 }  // namespace sg::agent

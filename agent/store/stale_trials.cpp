@@ -30,51 +30,44 @@ bool pid_dead(int pid) { return !(::kill(pid, 0) == 0 || errno == EPERM); }
 // The campaign's RUNNING rows, each with whether it is only a reservation (never started).
 std::vector<std::pair<TrialRow, bool>> running_trials(SQLite::Database& db,
                                                       std::int64_t campaign_id) {
-  SQLite::Statement q(db, fmt::format("SELECT {}, started_at IS NULL FROM trials WHERE "
-                                      "campaign_id = ? AND state = 'running'",
-                                      trial_map().select_list()));
-  q.bind(1, campaign_id);
-  std::vector<std::pair<TrialRow, bool>> running;
-  while (q.executeStep()) {
-    running.emplace_back(trial_map().read(q), q.getColumn(trial_map().size()).getInt() != 0);
-  }
-  return running;
+  return query_all(
+      db,
+      "SELECT " + trial_map().select_list() +
+          ", started_at IS NULL FROM trials WHERE campaign_id = ? AND state = 'running'",
+      [](SQLite::Statement& q) {
+        return std::make_pair(trial_map().read(q), q.getColumn(trial_map().size()).getInt() != 0);
+      },
+      campaign_id);
 }
 
 // Trials an interrupted controller ended and recorded `killed`, with no newer row of
 // their key.
 std::vector<std::int64_t> interrupted_trials(SQLite::Database& db, std::int64_t campaign_id) {
-  SQLite::Statement k(db,
-                      "SELECT t.id FROM trials t WHERE t.campaign_id = ? AND t.state = 'finished' "
-                      "AND t.disposition = 'killed' AND substr(t.reason, 1, ?) = ? AND NOT EXISTS "
-                      "(SELECT 1 FROM trials n WHERE n.campaign_id = t.campaign_id "
-                      "AND n.trial_key = t.trial_key AND n.id > t.id)");
-  k.bind(1, campaign_id);
-  k.bind(2, static_cast<int>(std::strlen(kInterruptedReason)));
-  k.bind(3, std::string(kInterruptedReason));
-  std::vector<std::int64_t> killed;
-  while (k.executeStep()) killed.push_back(k.getColumn(0).getInt64());
-  return killed;
+  return query_all(db,
+                   "SELECT t.id FROM trials t WHERE t.campaign_id = ? AND t.state = 'finished' "
+                   "AND t.disposition = 'killed' AND substr(t.reason, 1, ?) = ? AND NOT EXISTS "
+                   "(SELECT 1 FROM trials n WHERE n.campaign_id = t.campaign_id "
+                   "AND n.trial_key = t.trial_key AND n.id > t.id)",
+                   first_int64, campaign_id, static_cast<int>(std::strlen(kInterruptedReason)),
+                   std::string(kInterruptedReason));
 }
 
 // A key reserved by a controller that never started it: back to the queue.
 void unreserve(SQLite::Database& db, std::int64_t trial_id) {
-  SQLite::Statement back(db,
-                         "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL "
-                         "WHERE id = ? AND state = 'running' AND started_at IS NULL");
-  back.bind(1, trial_id);
-  back.exec();
+  exec(db,
+       "UPDATE trials SET state = 'queued', host = NULL, controller_pid = NULL WHERE id = ? AND "
+       "state = 'running' AND started_at IS NULL",
+       trial_id);
 }
 
 // Exactly once: only the transaction that flips running -> finished re-queues.
 bool mark_stale(SQLite::Database& db, std::int64_t trial_id) {
-  SQLite::Statement up(db,
-                       "UPDATE trials SET state = 'finished', disposition = 'stale', run_ok = 0, "
-                       "reason = 'controller died mid-trial; re-queued', "
-                       "finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
-                       "WHERE id = ? AND state = 'running'");
-  up.bind(1, trial_id);
-  return up.exec() == 1;
+  return exec(db,
+              "UPDATE trials SET state = 'finished', disposition = 'stale', run_ok = 0, "
+              "reason = 'controller died mid-trial; re-queued', "
+              "finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+              "WHERE id = ? AND state = 'running'",
+              trial_id) == 1;
 }
 
 }  // namespace
@@ -118,14 +111,12 @@ std::vector<std::int64_t> Store::mark_stale_and_requeue(std::int64_t campaign_id
 }
 
 void Store::requeue_copy(std::int64_t trial_id) {
-  SQLite::Statement ins(*db_,
-                        "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, "
-                        "config_json, seed, steps, micro_batch, grad_accum, repeat, state, "
-                        "requeued_from) SELECT campaign_id, trial_key, purpose, config_key, "
-                        "config_json, seed, steps, micro_batch, grad_accum, repeat, 'queued', id "
-                        "FROM trials WHERE id = ?");
-  ins.bind(1, trial_id);
-  ins.exec();
+  exec(*db_,
+       "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+       "micro_batch, grad_accum, repeat, state, requeued_from) SELECT campaign_id, trial_key, "
+       "purpose, config_key, config_json, seed, steps, micro_batch, grad_accum, repeat, 'queued', "
+       "id FROM trials WHERE id = ?",
+       trial_id);
 }
 
 }  // namespace sg::agent

@@ -1,7 +1,5 @@
 // The target_finals table (schema v5): each budget's finalists paired against the
 // baseline at the target micro-batch (the `finals` strategy).
-#include <fmt/format.h>
-
 #include "agent/store/row_mapper.hpp"
 #include "agent/store/store.hpp"
 
@@ -35,33 +33,11 @@ const RowMap<TargetFinalRow>& final_map() {
   return map;
 }
 
-void bind_final(SQLite::Statement& st, std::int64_t campaign_id, const TargetFinalRow& r) {
-  st.bind(1, campaign_id);
-  st.bind(2, r.budget_name);
-  bind_real(st, 3, r.budget_bytes);
-  st.bind(4, r.evaluation_id);
-  st.bind(5, r.config_key);
-  st.bind(6, r.micro_batch);
-  st.bind(7, r.steps);
-  st.bind(8, r.rounds);
-  st.bind(9, std::string(to_string(r.disposition)));
-  st.bind(10, r.reason);
-  bind_real(st, 11, r.speedup);
-  bind_real(st, 12, r.speedup_spread);
-  bind_real(st, 13, r.samples_per_s);
-  bind_real(st, 14, r.baseline_samples_per_s);
-  st.bind(15, ids_json(r.trial_ids));
-  bind_real(st, 16, r.speedup_lo);
-  bind_real(st, 17, r.speedup_hi);
-}
-
 }  // namespace
 
 void Store::set_target_finals(std::int64_t campaign_id, const std::vector<TargetFinalRow>& rows) {
   write([&] {
-    SQLite::Statement clear(*db_, "DELETE FROM target_finals WHERE campaign_id = ?");
-    clear.bind(1, campaign_id);
-    clear.exec();
+    exec(*db_, "DELETE FROM target_finals WHERE campaign_id = ?", campaign_id);
     SQLite::Statement st(*db_,
                          "INSERT INTO target_finals(campaign_id, budget_name, budget_bytes, "
                          "evaluation_id, config_key, micro_batch, steps, rounds, disposition, "
@@ -69,9 +45,10 @@ void Store::set_target_finals(std::int64_t campaign_id, const std::vector<Target
                          "trial_ids_json, speedup_lo, speedup_hi) "
                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     for (const auto& r : rows) {
-      st.reset();
-      bind_final(st, campaign_id, r);
-      st.exec();
+      exec_again(st, campaign_id, r.budget_name, r.budget_bytes, r.evaluation_id, r.config_key,
+                 r.micro_batch, r.steps, r.rounds, r.disposition, r.reason, r.speedup,
+                 r.speedup_spread, r.samples_per_s, r.baseline_samples_per_s, ids_json(r.trial_ids),
+                 r.speedup_lo, r.speedup_hi);
     }
   });
 }
@@ -79,11 +56,8 @@ void Store::set_target_finals(std::int64_t campaign_id, const std::vector<Target
 std::vector<TargetFinalRow> Store::target_finals(std::int64_t campaign_id) {
   const int version = schema_version();
   if (version < kFinalsSchema) return {};  // a read-only open of an older database
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM target_finals WHERE campaign_id = ? "
-                                        "ORDER BY id",
-                                        final_map().select_list(version)));
-  q.bind(1, campaign_id);
-  return final_map().read_all(q);
+  return final_map().select_all_at(
+      *db_, version, "FROM target_finals WHERE campaign_id = ? ORDER BY id", campaign_id);
 }
 
 }  // namespace sg::agent

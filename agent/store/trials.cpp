@@ -3,8 +3,6 @@
 
 #include <unistd.h>
 
-#include <fmt/format.h>
-
 #include "agent/store/row_maps.hpp"
 #include "agent/store/store.hpp"
 
@@ -53,23 +51,17 @@ namespace {
 // own reservation (shared_claims.hpp: a running row it has not started yet), or a new
 // queued row. REQUIRES: inside write().
 std::int64_t claimable_row(SQLite::Database& db, const TrialRow& t) {
-  SQLite::Statement q(db,
-                      "SELECT id FROM trials WHERE campaign_id = ? AND trial_key = ? AND "
-                      "(state = 'queued' OR (state = 'running' AND started_at IS NULL AND "
-                      "host = ? AND controller_pid = ?)) ORDER BY id LIMIT 1");
-  q.bind(1, t.campaign_id);
-  q.bind(2, t.trial_key);
-  q.bind(3, host_name());
-  q.bind(4, static_cast<int>(::getpid()));
-  if (q.executeStep()) return q.getColumn(0).getInt64();
-  SQLite::Statement ins(db,
-                        "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, "
-                        "config_json, seed, steps, micro_batch, grad_accum, repeat, state) "
-                        "VALUES(?,?,'',?,'{}',0,0,1,1,0,'queued')");
-  ins.bind(1, t.campaign_id);
-  ins.bind(2, t.trial_key);
-  ins.bind(3, t.config_key);
-  ins.exec();
+  const auto row =
+      query_one(db,
+                "SELECT id FROM trials WHERE campaign_id = ? AND trial_key = ? AND "
+                "(state = 'queued' OR (state = 'running' AND started_at IS NULL AND "
+                "host = ? AND controller_pid = ?)) ORDER BY id LIMIT 1",
+                first_int64, t.campaign_id, t.trial_key, host_name(), static_cast<int>(::getpid()));
+  if (row) return *row;
+  exec(db,
+       "INSERT INTO trials(campaign_id, trial_key, purpose, config_key, config_json, seed, steps, "
+       "micro_batch, grad_accum, repeat, state) VALUES(?,?,'',?,'{}',0,0,1,1,0,'queued')",
+       t.campaign_id, t.trial_key, t.config_key);
   return db.getLastInsertRowid();
 }
 
@@ -78,38 +70,22 @@ void insert_steps(SQLite::Database& db, std::int64_t id, const TrialFinish& f) {
                          "INSERT OR REPLACE INTO steps(trial_id, step, loss, loss_bits, "
                          "grad_norm, grad_norm_bits, seconds) VALUES(?,?,?,?,?,?,?)");
   for (const auto& s : f.steps) {
-    step.reset();
-    step.bind(1, id);
-    step.bind(2, s.step);
-    bind_real(step, 3, s.loss);
-    step.bind(4, s.loss_bits);
-    bind_real(step, 5, s.grad_norm);
-    step.bind(6, s.grad_norm_bits);
-    bind_real(step, 7, s.seconds);
-    step.exec();
+    exec_again(step, id, s.step, s.loss, s.loss_bits, s.grad_norm, s.grad_norm_bits, s.seconds);
   }
 }
 
-// The integer `key` of a trainer heartbeat object, or NULL.
-void bind_heartbeat_int(SQLite::Statement& st, int index, const nlohmann::json& hb,
-                        const char* key) {
-  if (hb.is_object() && hb.contains(key) && hb[key].is_number_integer()) {
-    st.bind(index, hb[key].get<int>());
-  } else {
-    st.bind(index);
-  }
+// The integer `key` of a trainer heartbeat object, or nullopt.
+std::optional<int> heartbeat_int(const nlohmann::json& hb, const char* key) {
+  if (hb.is_object() && hb.contains(key) && hb[key].is_number_integer()) return hb[key].get<int>();
+  return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<TrialRow> Store::find_trial(std::int64_t campaign_id, const std::string& key) {
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM trials WHERE campaign_id = ? AND "
-                                        "trial_key = ? ORDER BY id DESC LIMIT 1",
-                                        trial_map().select_list()));
-  q.bind(1, campaign_id);
-  q.bind(2, key);
-  if (!q.executeStep()) return std::nullopt;
-  return trial_map().read(q);
+  return trial_map().select_one(
+      *db_, "FROM trials WHERE campaign_id = ? AND trial_key = ? ORDER BY id DESC LIMIT 1",
+      campaign_id, key);
 }
 
 std::int64_t Store::claim_trial(const TrialRow& t) {
@@ -117,69 +93,31 @@ std::int64_t Store::claim_trial(const TrialRow& t) {
   write([&] {
     id = claimable_row(*db_, t);
     // The row describes what runs now (a reservation was inserted knowing only the key).
-    SQLite::Statement up(*db_,
-                         "UPDATE trials SET purpose = ?, config_key = ?, config_json = ?, "
-                         "seed = ?, steps = ?, micro_batch = ?, grad_accum = ?, repeat = ?, "
-                         "state = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), "
-                         "host = ?, controller_pid = ?, heartbeat_at = ? WHERE id = ?");
-    int i = 1;
-    up.bind(i++, t.purpose);
-    up.bind(i++, t.config_key);
-    up.bind(i++, t.config_json);
-    up.bind(i++, t.seed);
-    up.bind(i++, t.steps);
-    up.bind(i++, t.micro_batch);
-    up.bind(i++, t.grad_accum);
-    up.bind(i++, t.repeat);
-    up.bind(i++, host_name());
-    up.bind(i++, static_cast<int>(::getpid()));
-    bind_real(up, i++, unix_now());
-    up.bind(i++, id);
-    up.exec();
+    exec(*db_,
+         "UPDATE trials SET purpose = ?, config_key = ?, config_json = ?, seed = ?, steps = ?, "
+         "micro_batch = ?, grad_accum = ?, repeat = ?, state = 'running', started_at = "
+         "strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), host = ?, controller_pid = ?, heartbeat_at = ? "
+         "WHERE id = ?",
+         t.purpose, t.config_key, t.config_json, t.seed, t.steps, t.micro_batch, t.grad_accum,
+         t.repeat, host_name(), static_cast<int>(::getpid()), unix_now(), id);
   });
   return id;
 }
 
 void Store::finish_trial(std::int64_t id, const TrialFinish& f) {
   write([&] {
-    SQLite::Statement st(
-        *db_,
-        "UPDATE trials SET state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', "
-        "'now'), "
-        "disposition = ?, run_ok = ?, reason = ?, wall_s = ?, exit_code = ?, signal = ?, "
-        "samples_per_s = ?, tokens_per_s = ?, peak_allocated_bytes = ?, peak_reserved_bytes = ?, "
-        "breakdown_json = ?, param_digest = ?, optimizer_digest = ?, eval_loss = ?, "
-        "eval_loss_bits = ?, environment_id = ?, trial_dir = ?, stdout_log = ?, stderr_log = ?, "
-        "result_path = ?, result_json = ?, heartbeat_at = ? WHERE id = ?");
-    int i = 1;
-    if (f.disposition) {
-      st.bind(i++, std::string(to_string(*f.disposition)));
-    } else {
-      st.bind(i++);
-    }
-    st.bind(i++, f.run_ok ? 1 : 0);
-    st.bind(i++, f.reason);
-    bind_real(st, i++, f.wall_s);
-    bind_optional(st, i++, f.exit_code);
-    bind_optional(st, i++, f.signal);
-    bind_real(st, i++, f.samples_per_s);
-    bind_real(st, i++, f.tokens_per_s);
-    bind_real(st, i++, f.peak_allocated);
-    bind_real(st, i++, f.peak_reserved);
-    st.bind(i++, f.breakdown.is_null() ? std::string("{}") : f.breakdown.dump());
-    st.bind(i++, f.param_digest);
-    st.bind(i++, f.optimizer_digest);
-    bind_real(st, i++, f.eval_loss);
-    st.bind(i++, f.eval_loss_bits);
-    bind_optional(st, i++, f.environment_id);
-    st.bind(i++, f.trial_dir);
-    st.bind(i++, f.stdout_log);
-    st.bind(i++, f.stderr_log);
-    st.bind(i++, f.result_path);
-    st.bind(i++, f.result_json);
-    bind_real(st, i++, unix_now());
-    st.bind(i++, id);
-    st.exec();
+    exec(*db_,
+         "UPDATE trials SET state = 'finished', finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', "
+         "'now'), disposition = ?, run_ok = ?, reason = ?, wall_s = ?, exit_code = ?, signal = ?, "
+         "samples_per_s = ?, tokens_per_s = ?, peak_allocated_bytes = ?, peak_reserved_bytes = ?, "
+         "breakdown_json = ?, param_digest = ?, optimizer_digest = ?, eval_loss = ?, "
+         "eval_loss_bits = ?, environment_id = ?, trial_dir = ?, stdout_log = ?, stderr_log = ?, "
+         "result_path = ?, result_json = ?, heartbeat_at = ? WHERE id = ?",
+         f.disposition, f.run_ok, f.reason, f.wall_s, f.exit_code, f.signal, f.samples_per_s,
+         f.tokens_per_s, f.peak_allocated, f.peak_reserved,
+         f.breakdown.is_null() ? std::string("{}") : f.breakdown.dump(), f.param_digest,
+         f.optimizer_digest, f.eval_loss, f.eval_loss_bits, f.environment_id, f.trial_dir,
+         f.stdout_log, f.stderr_log, f.result_path, f.result_json, unix_now(), id);
     insert_steps(*db_, id, f);
   });
 }
@@ -187,54 +125,31 @@ void Store::finish_trial(std::int64_t id, const TrialFinish& f) {
 void Store::set_trial_disposition(const std::vector<std::int64_t>& ids, Disposition d) {
   write([&] {
     SQLite::Statement st(*db_, "UPDATE trials SET disposition = ? WHERE id = ? AND run_ok = 1");
-    for (auto id : ids) {
-      st.reset();
-      st.bind(1, std::string(to_string(d)));
-      st.bind(2, id);
-      st.exec();
-    }
+    for (auto id : ids) exec_again(st, d, id);
   });
 }
 
 void Store::heartbeat(std::int64_t trial_id, const std::string& trainer_heartbeat_json) {
   write([&] {
     const double now = unix_now();
-    SQLite::Statement st(*db_,
-                         "UPDATE trials SET heartbeat_at = ? WHERE id = ? AND state = 'running'");
-    bind_real(st, 1, now);
-    st.bind(2, trial_id);
-    st.exec();
+    exec(*db_, "UPDATE trials SET heartbeat_at = ? WHERE id = ? AND state = 'running'", now,
+         trial_id);
     const auto hb = nlohmann::json::parse(trainer_heartbeat_json, nullptr, false);
-    SQLite::Statement h(*db_,
-                        "INSERT OR REPLACE INTO heartbeats(trial_id, pid, step, time, updated_at) "
-                        "VALUES(?,?,?,?,?)");
-    h.bind(1, trial_id);
-    bind_heartbeat_int(h, 2, hb, "pid");
-    bind_heartbeat_int(h, 3, hb, "step");
-    if (hb.is_object() && hb.contains("time") && hb["time"].is_number()) {
-      bind_real(h, 4, hb["time"].get<double>());
-    } else {
-      h.bind(4);
-    }
-    bind_real(h, 5, now);
-    h.exec();
+    const bool has_time = hb.is_object() && hb.contains("time") && hb["time"].is_number();
+    exec(*db_,
+         "INSERT OR REPLACE INTO heartbeats(trial_id, pid, step, time, updated_at) "
+         "VALUES(?,?,?,?,?)",
+         trial_id, heartbeat_int(hb, "pid"), heartbeat_int(hb, "step"),
+         has_time ? std::optional<double>(hb["time"].get<double>()) : std::nullopt, now);
   });
 }
 
 void Store::set_trial_pgid(std::int64_t trial_id, int pgid) {
-  write([&] {
-    SQLite::Statement st(*db_, "UPDATE trials SET pgid = ? WHERE id = ?");
-    st.bind(1, pgid);
-    st.bind(2, trial_id);
-    st.exec();
-  });
+  write_exec(*this, "UPDATE trials SET pgid = ? WHERE id = ?", pgid, trial_id);
 }
 
 std::vector<TrialRow> Store::trials(std::int64_t campaign_id) {
-  SQLite::Statement q(*db_, fmt::format("SELECT {} FROM trials WHERE campaign_id = ? ORDER BY id",
-                                        trial_map().select_list()));
-  q.bind(1, campaign_id);
-  return trial_map().read_all(q);
+  return trial_map().select_all(*db_, "FROM trials WHERE campaign_id = ? ORDER BY id", campaign_id);
 }
 
 }  // namespace sg::agent

@@ -51,7 +51,7 @@ TEST(StoreLayering, NoSqlOutsideTheStore) {
 
 TEST(StoreLayering, NoStoreInternalsOutsideTheStore) {
   const auto found = matches(std::regex(
-      R"(#include "agent/store/(connection|sql_value|row_mapper|row_maps|queries/query_sql)\.hpp")"));
+      R"(#include "agent/store/(connection|sql_value|statement|row_mapper|row_maps|queries/query_sql)\.hpp")"));
   EXPECT_TRUE(found.empty()) << found.front();
 }
 

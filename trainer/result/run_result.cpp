@@ -20,14 +20,6 @@ nlohmann::json number(double v) {
 
 }  // namespace
 
-std::string float_bits(float v) {
-  uint32_t bits = 0;
-  std::memcpy(&bits, &v, sizeof bits);
-  char buf[9];
-  std::snprintf(buf, sizeof buf, "%08x", bits);
-  return buf;
-}
-
 nlohmann::json to_json(const RunResult& r) {
   nlohmann::json j;
   j["protocol"] = 1;
@@ -61,17 +53,8 @@ nlohmann::json to_json(const RunResult& r) {
   j["tokens_per_s"] = r.tokens_per_s;
   j["steady_state_steps"] = r.steady_state_steps;
   j["model_flops_per_step"] = r.model_flops_per_step;
-  j["memory"] = {{"device", r.memory_device},
-                 {"peak_allocated_bytes", r.peak_allocated},
-                 {"peak_reserved_bytes", r.peak_reserved},
-                 {"breakdown",
-                  {{"parameters", r.breakdown.parameters},
-                   {"gradients", r.breakdown.gradients},
-                   {"optimizer", r.breakdown.optimizer},
-                   {"frozen", r.breakdown.frozen},
-                   {"activations", r.breakdown.activations}}}};
-  if (!r.phase_peak_allocated.empty())
-    j["memory"]["phase_peak_allocated_bytes"] = r.phase_peak_allocated;
+  j["memory"] = sg::memory_json(r.memory_device, r.peak_allocated, r.peak_reserved, r.breakdown,
+                                r.phase_peak_allocated);
   j["fingerprint"] = r.fingerprint;
   j["extra"] = r.extra;
   if (r.extra.contains("perturb")) j["perturb"] = r.extra["perturb"];  // protocol §2

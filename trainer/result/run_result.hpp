@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/result/result_json.hpp"
+
 namespace sg::trainer {
 
 struct StepRecord {
@@ -44,8 +46,8 @@ struct RunResult {
   nlohmann::json extra = nlohmann::json::object();  // text-cache stats etc., for people
 };
 
-// IEEE-754 bits of a float32, lower-case hex, 8 digits.
-std::string float_bits(float v);
+// IEEE-754 bits of a float32, lower-case hex, 8 digits (common/result/result_json.hpp).
+using ::sg::float_bits;
 
 nlohmann::json to_json(const RunResult& r);
 

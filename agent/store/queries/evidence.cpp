@@ -53,12 +53,15 @@ double rms_deviation(const json& run, const json& ref) {
 }
 
 double band_factor(SQLite::Database& db, std::int64_t campaign_id) {
-  SQLite::Statement q(
-      db, "SELECT json_extract(options_json, '$.band_factor') FROM campaigns WHERE id = ?");
-  q.bind(1, campaign_id);
-  if (q.executeStep() && (q.getColumn(0).isFloat() || q.getColumn(0).isInteger()))
-    return q.getColumn(0).getDouble();
-  return 2.0;  // kDefaultBandFactor
+  const auto factor = query_one(
+      db, "SELECT json_extract(options_json, '$.band_factor') FROM campaigns WHERE id = ?",
+      [](SQLite::Statement& q) -> std::optional<double> {
+        const SQLite::Column c = q.getColumn(0);
+        if (c.isFloat() || c.isInteger()) return c.getDouble();
+        return std::nullopt;
+      },
+      campaign_id);
+  return factor.value_or(std::nullopt).value_or(2.0);  // 2: kDefaultBandFactor
 }
 
 json loss_evidence(SQLite::Database& db, std::int64_t campaign_id, std::int64_t steps,
@@ -113,20 +116,20 @@ json speed_pairs(SQLite::Database& db, std::int64_t evaluation_id, const json& r
                  std::string* source) {
   json out = json::array();
   if (db.tableExists("speed_pairs")) {
-    SQLite::Statement q(
+    out = query_all(
         db,
         "SELECT pair_index, base_trial_id, cand_trial_id, base_step_s, cand_step_s, "
-        "log_ratio FROM speed_pairs WHERE evaluation_id = ? ORDER BY pair_index");
-    q.bind(1, evaluation_id);
-    while (q.executeStep()) {
-      const json lr = number_or_null(q.getColumn(5));
-      out.push_back({{"index", q.getColumn(0).getInt64()},
-                     {"base_trial_id", number_or_null(q.getColumn(1))},
-                     {"cand_trial_id", number_or_null(q.getColumn(2))},
-                     {"base_step_s", number_or_null(q.getColumn(3))},
-                     {"cand_step_s", number_or_null(q.getColumn(4))},
-                     {"ratio", lr.is_number() ? json(std::exp(lr.get<double>())) : json(nullptr)}});
-    }
+        "log_ratio FROM speed_pairs WHERE evaluation_id = ? ORDER BY pair_index",
+        [](SQLite::Statement& q) {
+          const json lr = number_or_null(q.getColumn(5));
+          return json{{"index", q.getColumn(0).getInt64()},
+                      {"base_trial_id", number_or_null(q.getColumn(1))},
+                      {"cand_trial_id", number_or_null(q.getColumn(2))},
+                      {"base_step_s", number_or_null(q.getColumn(3))},
+                      {"cand_step_s", number_or_null(q.getColumn(4))},
+                      {"ratio", lr.is_number() ? json(std::exp(lr.get<double>())) : json(nullptr)}};
+        },
+        evaluation_id);
     *source = "speed_pairs";
     if (!out.empty()) return out;
   }
@@ -155,22 +158,6 @@ json speed_pairs(SQLite::Database& db, std::int64_t evaluation_id, const json& r
 
 }  // namespace
 
-bool has_column(SQLite::Database& db, const std::string& table, const std::string& column) {
-  SQLite::Statement q(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
-  q.bind(1, table);
-  q.bind(2, column);
-  return q.executeStep();
-}
-
-std::string interval_columns(SQLite::Database& db) {
-  const auto col = [&](const std::string& c) {
-    return has_column(db, "evaluations", c) ? finite("v." + c) : std::string("NULL");
-  };
-  return col("speedup_lo") + " AS speedup_lo, " + col("speedup_hi") + " AS speedup_hi, " +
-         (has_column(db, "evaluations", "pairs") ? std::string("v.pairs") : std::string("NULL")) +
-         " AS pairs";
-}
-
 std::optional<json> evaluation_evidence(Store& store, std::int64_t evaluation_id) {
   SQLite::Database& db = store_detail::connection(store);
   SQLite::Statement q(db,
@@ -191,28 +178,27 @@ std::optional<json> evaluation_evidence(Store& store, std::int64_t evaluation_id
   }
   const json ids = json::parse(q.getColumn(q.getColumnCount() - 1).getString(), nullptr, false);
   e["trial_ids"] = ids.is_array() ? ids : json::array();
-  json runs = json::array();
-  SQLite::Statement r(
+  const json runs = query_all(
       db,
       "SELECT t.id, t.purpose, t.seed, t.steps, t.micro_batch, t.repeat, t.disposition, "
       "t.run_ok, " +
           finite("t.samples_per_s") +
-          " FROM json_each(?) j JOIN trials t "
-          "ON t.id = j.value ORDER BY j.key");
-  r.bind(1, e["trial_ids"].dump());
-  while (r.executeStep()) {
-    runs.push_back(
-        {{"id", r.getColumn(0).getInt64()},
-         {"purpose", r.getColumn(1).getString()},
-         {"seed", r.getColumn(2).getInt64()},
-         {"steps", r.getColumn(3).getInt64()},
-         {"micro_batch", r.getColumn(4).getInt64()},
-         {"repeat", r.getColumn(5).getInt64()},
-         {"disposition",
-          r.getColumn(6).isNull() ? json(nullptr) : json(r.getColumn(6).getString())},
-         {"run_ok", r.getColumn(7).isNull() ? json(nullptr) : json(r.getColumn(7).getInt() != 0)},
-         {"samples_per_s", number_or_null(r.getColumn(8))}});
-  }
+          " FROM json_each(?) j JOIN trials t ON t.id = j.value "
+          "ORDER BY j.key",
+      [](SQLite::Statement& r) {
+        return json{{"id", r.getColumn(0).getInt64()},
+                    {"purpose", r.getColumn(1).getString()},
+                    {"seed", r.getColumn(2).getInt64()},
+                    {"steps", r.getColumn(3).getInt64()},
+                    {"micro_batch", r.getColumn(4).getInt64()},
+                    {"repeat", r.getColumn(5).getInt64()},
+                    {"disposition",
+                     r.getColumn(6).isNull() ? json(nullptr) : json(r.getColumn(6).getString())},
+                    {"run_ok",
+                     r.getColumn(7).isNull() ? json(nullptr) : json(r.getColumn(7).getInt() != 0)},
+                    {"samples_per_s", number_or_null(r.getColumn(8))}};
+      },
+      e["trial_ids"].dump());
   std::string source;
   json pairs = speed_pairs(db, evaluation_id, runs, &source);
   json out = {{"evaluation", e},
@@ -230,10 +216,10 @@ namespace {
 std::map<std::string, std::vector<std::string>> prerequisites(SQLite::Database& db,
                                                               std::int64_t campaign_id) {
   std::map<std::string, std::vector<std::string>> out;
-  SQLite::Statement q(db, "SELECT manifest_json FROM campaigns WHERE id = ?");
-  q.bind(1, campaign_id);
-  if (!q.executeStep() || !q.getColumn(0).isText()) return out;
-  const json manifest = json::parse(q.getColumn(0).getString(), nullptr, false);
+  const json manifest = json::parse(
+      query_one(db, "SELECT manifest_json FROM campaigns WHERE id = ?", first_text, campaign_id)
+          .value_or(""),
+      nullptr, false);
   if (!manifest.is_object() || !manifest.contains("switches") || !manifest["switches"].is_array())
     return out;
   for (const auto& sw : manifest["switches"]) {

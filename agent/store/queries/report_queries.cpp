@@ -1,7 +1,5 @@
 #include "agent/store/queries/report_queries.hpp"
 
-#include <fmt/format.h>
-
 #include "agent/store/connection.hpp"
 #include "agent/store/row_mapper.hpp"
 
@@ -15,12 +13,10 @@ std::vector<AcceptedEvaluation> accepted_evaluations_by_speedup(Store& store,
       col("config_json", &AcceptedEvaluation::config),
       col("speedup", &AcceptedEvaluation::speedup),
   };
-  SQLite::Statement q(store_detail::connection(store),
-                      fmt::format("SELECT {} FROM evaluations WHERE campaign_id = ? AND "
-                                  "disposition = 'accepted' ORDER BY speedup DESC, id",
-                                  map.select_list()));
-  q.bind(1, campaign_id);
-  return map.read_all(q);
+  return map.select_all(store_detail::connection(store),
+                        "FROM evaluations WHERE campaign_id = ? AND disposition = 'accepted' "
+                        "ORDER BY speedup DESC, id",
+                        campaign_id);
 }
 
 }  // namespace sg::agent
