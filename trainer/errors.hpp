@@ -5,19 +5,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors/typed_error.hpp"
+
 namespace sg::trainer {
 
 // Usage or bad input: bad flag, bad switch value, bad preset line.
-class BadInputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using BadInputError = TypedError<struct BadInputErrorTag>;
 
 // Loss or gradient norm not finite.
-class NonFiniteError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using NonFiniteError = TypedError<struct NonFiniteErrorTag>;
 
 // True for allocator failures on any device (c10::OutOfMemoryError, "out of memory"
 // messages from CUDA or the CPU allocator, std::bad_alloc).

@@ -35,8 +35,8 @@ CampaignOptions with_defaults(CampaignOptions opt) {
 CampaignOptions prepare_campaign(const CampaignOptions& in, const Manifest& manifest) {
   CampaignOptions opt = with_defaults(in);
   opt.validate();
-  if (std::string bad = unknown_target_message(manifest, opt.workload, opt.size); !bad.empty()) {
-    throw UsageError(bad);
+  if (Problem bad = unknown_target_problem(manifest, opt.workload, opt.size)) {
+    throw UsageError(*bad);
   }
   namespace fs = std::filesystem;
   fs::path db(opt.db_path);
@@ -46,6 +46,16 @@ CampaignOptions prepare_campaign(const CampaignOptions& in, const Manifest& mani
   }
   check_executor(opt.executor, opt.trial.world_size);  // before anything is written
   return opt;
+}
+
+CampaignRow new_campaign_row(const CampaignOptions& opt, const Manifest& manifest) {
+  CampaignRow c;
+  c.workload = opt.workload;
+  c.size = opt.size;
+  c.trainer = opt.trainer;
+  c.manifest = manifest.raw;
+  c.options = opt.to_json();
+  return c;
 }
 
 std::vector<FrontierPoint> accepted_points(const std::vector<EvaluationRow>& evals, int steps) {
@@ -121,13 +131,7 @@ std::int64_t open_tune_campaign(Store& store, const CampaignOptions& opt,
                              prev->id)
                : "--resume: no campaign for this workload and size in " + opt.db_path);
     }
-    CampaignRow c;
-    c.workload = opt.workload;
-    c.size = opt.size;
-    c.trainer = opt.trainer;
-    c.manifest = manifest.raw;
-    c.options = opt.to_json();
-    cid = store.create_campaign(c);
+    cid = store.create_campaign(new_campaign_row(opt, manifest));
     spdlog::info("campaign {} started in {}", cid, opt.db_path);
   });
   return cid;

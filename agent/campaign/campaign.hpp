@@ -26,6 +26,10 @@ constexpr double kStaleAfterS = 120;
 CampaignOptions with_defaults(CampaignOptions opt);
 CampaignOptions prepare_campaign(const CampaignOptions& opt, const Manifest& manifest);
 
+// A new campaign's row: what it tunes (workload, size), with which trainer and manifest,
+// and its options as stored (CampaignOptions::to_json).
+CampaignRow new_campaign_row(const CampaignOptions& opt, const Manifest& manifest);
+
 class CampaignEvaluator;
 
 // One campaign in progress, as the hooks see it.

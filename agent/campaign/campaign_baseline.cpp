@@ -18,7 +18,7 @@ namespace sg::agent {
 namespace {
 
 void require_usable(const Band& band, const std::string& what) {
-  if (std::string why = band_problem(band, what); !why.empty()) throw GateFailure(why);
+  if (Problem why = band_problem(band, what)) throw GateFailure(*why);
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ void CampaignEvaluator::prefetch(const std::vector<Config>& configs, int steps, 
   const int s0 = opt_.trial.seeds.front();
   std::vector<Plan> gate_runs, probes;
   for (const auto& c : configs) {
-    if (c.empty() || !validate_config(c, manifest_).empty()) continue;
+    if (c.empty() || validate_config(c, manifest_)) continue;
     gate_runs.push_back(plan("candidate", c, s0, steps, micro_batch_, 0));
   }
   trials_.run_batch(gate_runs);
@@ -254,9 +254,9 @@ Evaluation CampaignEvaluator::evaluate(const Config& config, int steps, const st
   e.config = config;
   e.steps = steps;
   e.strategy = strategy;
-  if (std::string err = validate_config(config, manifest_); !err.empty()) {
+  if (Problem err = validate_config(config, manifest_)) {
     e.disposition = Disposition::crash;
-    e.reason = "invalid configuration: " + err;
+    e.reason = "invalid configuration: " + *err;
     return finish(e);
   }
   const Baseline& base = baseline(steps);

@@ -21,6 +21,12 @@ enum class Disposition {
   stale,           // RUNNING row whose controller died; re-queued once
 };
 
+// An expected negative outcome of a trial, as a value: the disposition and why.
+struct Failure {
+  Disposition disposition;
+  std::string reason;
+};
+
 std::string_view to_string(Disposition d);
 std::optional<Disposition> disposition_from_string(std::string_view s);
 // All dispositions in declaration order (for docs, tests and schema checks).

@@ -4,23 +4,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/errors/typed_error.hpp"
+
 namespace sg::agent {
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-class GateFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using UsageError = TypedError<struct UsageErrorTag>;
+using GateFailure = TypedError<struct GateFailureTag>;
 
 // The DB was written by a newer speedgate, or is otherwise unusable.
-class StoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using StoreError = TypedError<struct StoreErrorTag>;
 
 // Thrown when a campaign's trial or time budget is spent (agent/trial/trial_service.hpp);
 // evaluators pass it on to the campaign driver, which stops the plan.

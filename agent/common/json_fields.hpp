@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/common/json_limits.hpp"
+#include "agent/common/problem.hpp"
 
 namespace sg::agent::json_fields {
 
@@ -57,32 +58,22 @@ inline std::string string(const json& o, const char* key) {
 
 // Parses `text` as one JSON document and hands it to `parse`. An empty text, one beyond
 // `limits`, invalid JSON, and an InvalidField or other exception thrown by `parse` give
-// nullopt and `*error`: "<what> is empty", "<what> is nested deeper than 64 levels ...",
+// no result and the error: "<what> is empty", "<what> is nested deeper than 64 levels ...",
 // "<what> is not valid JSON (truncated or garbage)", "<what> has the wrong schema: <why>".
 template <class T, class Parse>
-std::optional<T> parse_document(const std::string& text, const std::string& what, Parse parse,
-                                std::string* error, const JsonLimits& limits = kResultLimits) {
-  if (text.empty()) {
-    *error = what + " is empty";
-    return std::nullopt;
-  }
-  if (std::string e = json_limits_error(text, limits); !e.empty()) {
-    *error = what + " " + e;
-    return std::nullopt;
-  }
+Parsed<T> parse_document(const std::string& text, const std::string& what, Parse parse,
+                         const JsonLimits& limits = kResultLimits) {
+  if (text.empty()) return {std::nullopt, what + " is empty"};
+  if (Problem e = json_limits_problem(text, limits)) return {std::nullopt, what + " " + *e};
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    *error = what + " is not valid JSON (truncated or garbage)";
-    return std::nullopt;
-  }
+  if (j.is_discarded()) return {std::nullopt, what + " is not valid JSON (truncated or garbage)"};
   try {
-    return parse(j);
+    return {parse(j), ""};
   } catch (const InvalidField& e) {
-    *error = what + " has the wrong schema: " + e.why;
+    return {std::nullopt, what + " has the wrong schema: " + e.why};
   } catch (const std::exception& e) {
-    *error = what + " has the wrong schema: " + e.what();
+    return {std::nullopt, what + " has the wrong schema: " + e.what()};
   }
-  return std::nullopt;
 }
 
 }  // namespace sg::agent::json_fields

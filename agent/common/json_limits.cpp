@@ -4,7 +4,7 @@
 
 namespace sg::agent {
 
-std::string json_limits_error(std::string_view text, const JsonLimits& limits) {
+Problem json_limits_problem(std::string_view text, const JsonLimits& limits) {
   if (text.size() > limits.max_bytes) {
     return fmt::format("is larger than {} bytes ({} bytes)", limits.max_bytes, text.size());
   }
@@ -39,7 +39,7 @@ std::string json_limits_error(std::string_view text, const JsonLimits& limits) {
     return fmt::format("has a string longer than {} bytes (at byte {})", limits.max_string,
                        string_start);
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace sg::agent

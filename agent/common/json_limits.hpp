@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "agent/common/problem.hpp"
+
 namespace sg::agent {
 
 struct JsonLimits {
@@ -19,8 +21,8 @@ constexpr JsonLimits kResultLimits{};
 constexpr JsonLimits kManifestLimits{};
 constexpr JsonLimits kHeartbeatLimits{64u << 10, 8, 4u << 10};
 
-// Empty when `text` is within `limits`, else what is exceeded ("nested deeper than 64
-// levels"). Does not validate the JSON itself; the parser does that afterwards.
-std::string json_limits_error(std::string_view text, const JsonLimits& limits);
+// nullopt when `text` is within `limits`, else what is exceeded ("is nested deeper than 64
+// levels ..."). Does not validate the JSON itself; the parser does that afterwards.
+Problem json_limits_problem(std::string_view text, const JsonLimits& limits);
 
 }  // namespace sg::agent

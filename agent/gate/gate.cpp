@@ -93,7 +93,7 @@ Band compute_rounding_band(
   return b;
 }
 
-std::string band_problem(const Band& band, const std::string& what) {
+Problem band_problem(const Band& band, const std::string& what) {
   const Deviation& m = band.max;
   if (!std::isfinite(m.curve_rms) || !std::isfinite(m.eval_loss_abs) ||
       !std::isfinite(m.grad_norm_log)) {
@@ -108,7 +108,7 @@ std::string band_problem(const Band& band, const std::string& what) {
         "should move training (the seed, or --perturb)",
         what);
   }
-  return "";
+  return std::nullopt;
 }
 
 namespace {
@@ -125,8 +125,8 @@ Limits limits_of(const Band& band, double factor, double loss_scale) {
           limit(band.max.grad_norm_log, 1.0)};
 }
 
-// The first metric of `d` outside `lim`, named; empty when all are inside.
-std::string outside(const Deviation& d, const Limits& lim, const std::string& band_name) {
+// The first metric of `d` outside `lim`, named; nullopt when all are inside.
+Problem outside(const Deviation& d, const Limits& lim, const std::string& band_name) {
   if (!(d.curve_rms <= lim.rms)) {
     return fmt::format("loss-curve RMS deviation {:.3g} outside {} {:.3g}", d.curve_rms, band_name,
                        lim.rms);
@@ -139,7 +139,7 @@ std::string outside(const Deviation& d, const Limits& lim, const std::string& ba
     return fmt::format("grad-norm ratio {:.4f}x outside {} {:.4f}x", std::exp(d.grad_norm_log),
                        band_name, std::exp(lim.grad_norm_log));
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0,
   const std::string seed_name =
       fmt::format("{}x the {}-seed band", bands.seed_factor, bands.seed.seeds);
   if (!bands.rounding) {
-    if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
+    if (Problem why = outside(d, seed, seed_name)) return {false, *why};
     return {true,
             fmt::format(
                 "inside {} (rms {:.3g} <= {:.3g}); tolerance at seed-band sensitivity: the trainer "
@@ -164,8 +164,8 @@ Verdict within_tolerance(const TrialResult& candidate, const TrialResult& s0,
   }
   const Limits round = limits_of(*bands.rounding, bands.rounding_factor, loss_scale);
   const std::string round_name = fmt::format("{}x the rounding band", bands.rounding_factor);
-  if (std::string why = outside(d, round, round_name); !why.empty()) return {false, why};
-  if (std::string why = outside(d, seed, seed_name); !why.empty()) return {false, why};
+  if (Problem why = outside(d, round, round_name)) return {false, *why};
+  if (Problem why = outside(d, seed, seed_name)) return {false, *why};
   return {
       true,
       fmt::format(

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/result.hpp"
 
 namespace sg::agent {
@@ -57,9 +58,9 @@ Band compute_band(const TrialResult& s0, const std::vector<TrialResult>& other_s
 Band compute_rounding_band(
     const std::vector<std::pair<TrialResult, TrialResult>>& perturbed_vs_plain);
 
-// Empty when the band can judge; else why not (non-finite, or zero where a seed or a
+// nullopt when the band can judge; else why not (non-finite, or zero where a seed or a
 // perturbation must move training: the trainer ignores it).
-std::string band_problem(const Band& band, const std::string& what);
+Problem band_problem(const Band& band, const std::string& what);
 
 Verdict bitwise_equal(const TrialResult& a, const TrialResult& b);
 

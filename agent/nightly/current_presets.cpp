@@ -77,7 +77,7 @@ std::vector<CurrentPreset> current_presets(Store& store, const std::string& work
     p.config = config_from_key(s.row.config_key);
     p.budget_bytes = s.row.budget_bytes;
     p.preset_id = s.id;
-    if (std::string err = validate_config(p.config, manifest); !err.empty()) p.invalid = err;
+    if (Problem err = validate_config(p.config, manifest)) p.invalid = *err;
     by_name[p.name] = std::move(p);
   }
   std::vector<CurrentPreset> out;

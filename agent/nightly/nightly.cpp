@@ -331,12 +331,7 @@ class Night {
 
   // Tonight's campaign row: a killed night is resumed by a rerun within kResumeWithinHours.
   std::int64_t open() {
-    CampaignRow row;
-    row.workload = c_.workload;
-    row.size = c_.size;
-    row.trainer = c_.trainer;
-    row.manifest = manifest_.raw;
-    row.options = c_.to_json();
+    CampaignRow row = new_campaign_row(c_, manifest_);
     row.options["nightly"] = {{"presets_dir", opt_.presets_dir},
                               {"regression_limit", opt_.regression_limit}};
     row.note = "nightly";

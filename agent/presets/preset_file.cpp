@@ -16,8 +16,8 @@ PresetParse parse_preset(const std::string& text, const Manifest& manifest) {
       out.errors.push_back(fmt::format("line {}: {}", e.line, m));
     };
     if (const KernelFamily* f = find_kernel_family_env(manifest, e.key)) {
-      if (std::string why = validate_kernel_value(*f, e.value); !why.empty()) {
-        err(why);
+      if (Problem why = validate_kernel_value(*f, e.value)) {
+        err(*why);
       } else {
         out.config[kernel_config_name(*f)] = e.value;
       }
@@ -33,8 +33,9 @@ PresetParse parse_preset(const std::string& text, const Manifest& manifest) {
     }
   }
   if (out.errors.empty()) {
-    std::string e = validate_config(normalize(out.config, manifest), manifest);
-    if (!e.empty()) out.errors.push_back(e);
+    if (Problem e = validate_config(normalize(out.config, manifest), manifest)) {
+      out.errors.push_back(*e);
+    }
   }
   return out;
 }

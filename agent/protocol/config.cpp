@@ -37,12 +37,12 @@ Config config_from_key(const std::string& key) {
 
 std::string config_label(const Config& c) { return c.empty() ? "baseline" : config_key(c); }
 
-std::string validate_config(const Config& c, const Manifest& m) {
+Problem validate_config(const Config& c, const Manifest& m) {
   for (const auto& [name, value] : c) {
     if (const KernelFamily* f = find_kernel_family(m, name)) {
       if (!f->available)
         return "kernel family " + f->name + " is unavailable: " + f->unavailable_reason;
-      if (std::string e = validate_kernel_value(*f, value); !e.empty()) return e;
+      if (Problem e = validate_kernel_value(*f, value)) return e;
       if (const SwitchSpec* on = f->switch_name.empty() ? nullptr : m.find_switch(f->switch_name)) {
         auto it = c.find(on->name);
         if (it == c.end() || it->second == on->default_value) {
@@ -67,7 +67,7 @@ std::string validate_config(const Config& c, const Manifest& m) {
         return "switch " + name + " requires " + r + " (have " + rn + "=" + have + ")";
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 bool close_requires(Config& c, const Manifest& m) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
@@ -17,9 +18,9 @@ std::string config_key(const Config& c);
 Config config_from_key(const std::string& key);
 std::string config_label(const Config& c);  // "baseline" or the key
 
-// Empty string when valid, else a message naming the switch (unknown, unavailable,
-// out of domain, unmet requires).
-std::string validate_config(const Config& c, const Manifest& m);
+// nullopt when valid, else a message naming the switch (unknown, unavailable, out of
+// domain, unmet requires).
+Problem validate_config(const Config& c, const Manifest& m);
 
 // Adds the switches that `requires` demands (transitively). Returns false when the
 // requirements conflict with values already set.

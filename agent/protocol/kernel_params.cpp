@@ -142,7 +142,7 @@ std::optional<bool> eval_constraint(const std::string& expr,
   return std::nullopt;
 }
 
-std::string validate_kernel_value(const KernelFamily& f, const std::string& value) {
+Problem validate_kernel_value(const KernelFamily& f, const std::string& value) {
   auto params = split_params(value);
   if (!params)
     return "kernel family " + f.name + ": '" + value + "' is not name=value[,name=value...]";
@@ -167,7 +167,7 @@ std::string validate_kernel_value(const KernelFamily& f, const std::string& valu
     if (ok.has_value() && !*ok)
       return "kernel family " + f.name + ": '" + value + "' violates " + c;
   }
-  return "";
+  return std::nullopt;
 }
 
 std::string canonical_kernel_value(const std::string& text) {
@@ -198,8 +198,7 @@ std::vector<std::string> kernel_candidates(const KernelFamily& f) {
   }
   std::vector<std::string> valid;
   for (const auto& v : out) {
-    if (!v.empty() && validate_kernel_value(f, v).empty())
-      valid.push_back(canonical_kernel_value(v));
+    if (!v.empty() && !validate_kernel_value(f, v)) valid.push_back(canonical_kernel_value(v));
   }
   return valid;
 }

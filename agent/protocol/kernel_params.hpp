@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
@@ -22,8 +23,8 @@ const KernelFamily* find_kernel_family_env(const Manifest& m, const std::string&
 std::optional<bool> eval_constraint(const std::string& expr,
                                     const std::map<std::string, long long>& vars);
 
-// Empty when `value` is a valid parameter string for the family, else why not.
-std::string validate_kernel_value(const KernelFamily& f, const std::string& value);
+// nullopt when `value` is a valid parameter string for the family, else why not.
+Problem validate_kernel_value(const KernelFamily& f, const std::string& value);
 
 // "b=2,a=1" -> "a=1,b=2": the parameters sorted by name, the form the trainer's
 // kernel-trial results and presets use. Throws std::invalid_argument for an item

@@ -64,9 +64,7 @@ KernelTrialResult parse(const json& j) {
 }  // namespace
 
 KernelTrialParse parse_kernel_trial_text(const std::string& text) {
-  KernelTrialParse out;
-  out.result = parse_document<KernelTrialResult>(text, "kernel-trial result", parse, &out.error);
-  return out;
+  return parse_document<KernelTrialResult>(text, "kernel-trial result", parse);
 }
 
 json kernel_trial_json(const KernelTrialResult& r) {

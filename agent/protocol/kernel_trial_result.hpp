@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/result.hpp"
 
 namespace sg::agent {
@@ -31,10 +32,7 @@ struct KernelTrialResult {
   nlohmann::json fingerprint;
 };
 
-struct KernelTrialParse {
-  std::optional<KernelTrialResult> result;
-  std::string error;  // why it is invalid
-};
+using KernelTrialParse = Parsed<KernelTrialResult>;
 
 KernelTrialParse parse_kernel_trial_text(const std::string& text);
 

@@ -244,8 +244,7 @@ double TrialResult::peak_reserved_max() const {
 }
 
 ResultParse parse_result_text(const std::string& text) {
-  ResultParse out;
-  out.result = parse_document<TrialResult>(text, "result file", parse, &out.error, kResultLimits);
+  ResultParse out = parse_document<TrialResult>(text, "result file", parse, kResultLimits);
   if (!out.result && out.error.find("missing field") != std::string::npos) {
     out.error += std::string(" (required by ") + kResultSchema + ")";
   }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/common/problem.hpp"
+
 namespace sg::agent {
 
 struct StepRecord {
@@ -51,10 +53,7 @@ struct TrialResult {
   double peak_reserved_max() const;
 };
 
-struct ResultParse {
-  std::optional<TrialResult> result;
-  std::string error;  // why it is invalid
-};
+using ResultParse = Parsed<TrialResult>;
 
 // Parses an ok/oom/nan/error result. A status other than "ok" only needs status
 // and error; an "ok" result must carry every field the gate uses (a missing one is named

@@ -6,9 +6,9 @@
 
 namespace sg::agent {
 
-std::string unknown_target_message(const Manifest& m, const std::string& workload,
-                                   const std::string& size) {
-  if (m.find_size(workload, size)) return "";
+Problem unknown_target_problem(const Manifest& m, const std::string& workload,
+                               const std::string& size) {
+  if (m.find_size(workload, size)) return std::nullopt;
   auto it = m.workloads.find(workload);
   if (it == m.workloads.end()) {
     std::vector<std::string> names;

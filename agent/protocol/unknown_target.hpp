@@ -3,13 +3,14 @@
 #pragma once
 #include <string>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/manifest.hpp"
 
 namespace sg::agent {
 
-// "" when the manifest has `workload` with `size`, else e.g. "the trainer has no
+// nullopt when the manifest has `workload` with `size`, else e.g. "the trainer has no
 // workload 'wma'; did you mean 'wam'? (workloads: wam, lm, lm_osft)".
-std::string unknown_target_message(const Manifest& m, const std::string& workload,
-                                   const std::string& size);
+Problem unknown_target_problem(const Manifest& m, const std::string& workload,
+                               const std::string& size);
 
 }  // namespace sg::agent

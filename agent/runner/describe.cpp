@@ -70,8 +70,8 @@ Manifest describe_trainer(const std::string& trainer) {
         fmt::format("'{} describe --json': the manifest is larger than {} bytes ({} bytes)",
                     trainer, kManifestLimits.max_bytes, out_bytes));
   }
-  if (std::string e = json_limits_error(out, kManifestLimits); !e.empty()) {
-    throw UsageError(fmt::format("'{} describe --json': the manifest {}", trainer, e));
+  if (Problem e = json_limits_problem(out, kManifestLimits)) {
+    throw UsageError(fmt::format("'{} describe --json': the manifest {}", trainer, *e));
   }
   try {
     return parse_manifest_text(out);

@@ -13,8 +13,8 @@ namespace {
 constexpr double kStepTimeFactor = 100;
 
 template <class T>
-std::string differs(const char* field, const T& got, const T& launched) {
-  if (got == launched) return "";
+Problem differs(const char* field, const T& got, const T& launched) {
+  if (got == launched) return std::nullopt;
   return fmt::format("result field {} is {}, the trial launched {} {}", field, got, field,
                      launched);
 }
@@ -23,7 +23,7 @@ std::string quoted(const std::string& s) {
   return "'" + s.substr(0, 80) + (s.size() > 80 ? "...'" : "'");
 }
 
-std::string switch_mismatch(const TrialRequest& req, const TrialResult& r) {
+Problem switch_mismatch(const TrialRequest& req, const TrialResult& r) {
   for (const auto& [key, value] : req.switch_env) {
     auto it = r.switches.find(key);
     if (it == r.switches.end()) {
@@ -35,12 +35,12 @@ std::string switch_mismatch(const TrialRequest& req, const TrialResult& r) {
                          quoted(it->second), quoted(value));
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 // The process ran wall_s; its steps cannot have taken longer, and the claimed throughput
 // must agree with the steps' own times.
-std::string timing_mismatch(const TrialResult& r, double wall_s) {
+Problem timing_mismatch(const TrialResult& r, double wall_s) {
   const int n = r.steady_state_steps >= 1 ? r.steady_state_steps : std::max(1, r.steps - 2);
   double recorded = 0, all = 0;
   for (std::size_t i = 0; i < r.step_records.size(); ++i) {
@@ -70,47 +70,43 @@ std::string timing_mismatch(const TrialResult& r, double wall_s) {
         "step records took {:.3g} s",
         r.samples_per_s, n, claimed, recorded);
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::string result_mismatch(const TrialRequest& req, const TrialResult& r, double wall_s) {
-  std::string e;
-  if (!(e = differs("workload", quoted(r.workload), quoted(req.workload))).empty()) return e;
-  if (!(e = differs("size", quoted(r.size), quoted(req.size))).empty()) return e;
-  if (!(e = differs("seed", r.seed, req.seed)).empty()) return e;
-  if (!(e = differs("steps", r.steps, req.steps)).empty()) return e;
-  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty())
-    return e;
-  if (!(e = differs("grad_accum", r.grad_accum, req.grad_accum)).empty()) return e;
-  if (!(e = differs("world_size", r.world_size, std::max(1, req.world_size))).empty()) return e;
-  if (r.threads >= 0 && !(e = differs("fingerprint.threads", r.threads, req.threads)).empty())
-    return e;
-  if (!(e = switch_mismatch(req, r)).empty()) return e;
+Problem result_mismatch(const TrialRequest& req, const TrialResult& r, double wall_s) {
+  Problem e;
+  if ((e = differs("workload", quoted(r.workload), quoted(req.workload)))) return e;
+  if ((e = differs("size", quoted(r.size), quoted(req.size)))) return e;
+  if ((e = differs("seed", r.seed, req.seed))) return e;
+  if ((e = differs("steps", r.steps, req.steps))) return e;
+  if (req.micro_batch > 0 && (e = differs("micro_batch", r.micro_batch, req.micro_batch))) return e;
+  if ((e = differs("grad_accum", r.grad_accum, req.grad_accum))) return e;
+  if ((e = differs("world_size", r.world_size, std::max(1, req.world_size)))) return e;
+  if (r.threads >= 0 && (e = differs("fingerprint.threads", r.threads, req.threads))) return e;
+  if ((e = switch_mismatch(req, r))) return e;
   return timing_mismatch(r, wall_s);
 }
 
-std::string kernel_result_mismatch(const TrialRequest& req, const KernelTrialResult& r) {
-  std::string e;
+Problem kernel_result_mismatch(const TrialRequest& req, const KernelTrialResult& r) {
+  Problem e;
   if (!req.kernel) return "a kernel-trial result for a training trial";
-  if (!(e = differs("family", quoted(r.family), quoted(req.kernel->family))).empty()) return e;
-  if (!r.workload.empty() &&
-      !(e = differs("workload", quoted(r.workload), quoted(req.workload))).empty())
+  if ((e = differs("family", quoted(r.family), quoted(req.kernel->family)))) return e;
+  if (!r.workload.empty() && (e = differs("workload", quoted(r.workload), quoted(req.workload))))
     return e;
-  if (!r.size.empty() && !(e = differs("size", quoted(r.size), quoted(req.size))).empty()) return e;
-  if (req.micro_batch > 0 && !(e = differs("micro_batch", r.micro_batch, req.micro_batch)).empty())
-    return e;
-  if (!(e = differs("repeats", r.repeats, req.kernel->repeats)).empty()) return e;
+  if (!r.size.empty() && (e = differs("size", quoted(r.size), quoted(req.size)))) return e;
+  if (req.micro_batch > 0 && (e = differs("micro_batch", r.micro_batch, req.micro_batch))) return e;
+  if ((e = differs("repeats", r.repeats, req.kernel->repeats))) return e;
   const auto& asked = req.kernel->variants;
   if (!asked.empty() && r.variants.size() != asked.size()) {
     return fmt::format("result field variants has {} entries, the trial launched {} variants",
                        r.variants.size(), asked.size());
   }
-  return "";
+  return std::nullopt;
 }
 
-std::string non_finite_value(const TrialResult& r) {
+Problem non_finite_value(const TrialResult& r) {
   for (const auto& s : r.step_records) {
     if (!std::isfinite(s.loss))
       return fmt::format("step {} loss is non-finite (bits {:08x})", s.step, s.loss_bits);
@@ -121,7 +117,7 @@ std::string non_finite_value(const TrialResult& r) {
   if (r.has_eval && !std::isfinite(r.eval_loss)) {
     return fmt::format("eval loss is non-finite (bits {:08x})", r.eval_loss_bits);
   }
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace sg::agent

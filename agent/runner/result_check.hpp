@@ -5,23 +5,24 @@
 #pragma once
 #include <string>
 
+#include "agent/common/problem.hpp"
 #include "agent/protocol/kernel_trial_result.hpp"
 #include "agent/protocol/result.hpp"
 #include "agent/runner/trial.hpp"
 
 namespace sg::agent {
 
-// Empty when the ok result `r` matches `req`; else the first mismatch, naming the field:
+// nullopt when the ok result `r` matches `req`; else the first mismatch, naming the field:
 // "result field seed is 1, the trial launched seed 0". `wall_s` > 0 (the measured run
 // time of the deciding process) also bounds the throughput and the step times.
-std::string result_mismatch(const TrialRequest& req, const TrialResult& r, double wall_s);
+Problem result_mismatch(const TrialRequest& req, const TrialResult& r, double wall_s);
 
 // The same for a kernel trial's ok result (family, workload, size, micro-batch, repeats,
 // the variants asked for).
-std::string kernel_result_mismatch(const TrialRequest& req, const KernelTrialResult& r);
+Problem kernel_result_mismatch(const TrialRequest& req, const KernelTrialResult& r);
 
-// Empty when every loss, gradient norm and the eval loss of `r` is finite (from the bits);
+// nullopt when every loss, gradient norm and the eval loss of `r` is finite (from the bits);
 // else which one is not: an ok status never carries a non-finite value.
-std::string non_finite_value(const TrialResult& r);
+Problem non_finite_value(const TrialResult& r);
 
 }  // namespace sg::agent

@@ -107,6 +107,37 @@ std::string job_script(const TrialRequest& req, const std::vector<std::string>& 
   return s;
 }
 
+// The failure a job's Slurm state alone decides (vanished, time limit or our scancel,
+// cancelled by someone else, out of memory, ended by Slurm); nullopt for a state where
+// the exit code decides. Marks the deadline as hit on `p` where it was.
+std::optional<Failure> slurm_failure(const SlurmEnd& e, ProcessOutcome& p) {
+  const std::string why =
+      e.slurm_reason.empty() || e.slurm_reason == "None" ? "" : " (" + e.slurm_reason + ")";
+  const std::string& s = e.state;
+  if (s.empty()) {
+    return Failure{Disposition::crash,
+                   "job " + e.job_id + " vanished from squeue and scontrol before it ended"};
+  }
+  if (s == "TIMEOUT" || (s.rfind("CANCELLED", 0) == 0 && e.cancelled_by_us)) {
+    p.deadline_hit = true;
+    return Failure{Disposition::timeout,
+                   s == "TIMEOUT" ? "Slurm time limit reached" + why
+                                  : "deadline exceeded; job " + e.job_id + " scancelled"};
+  }
+  if (s.rfind("CANCELLED", 0) == 0) {
+    return Failure{Disposition::killed, "job " + e.job_id + " cancelled outside speedgate" + why};
+  }
+  if (s == "OUT_OF_MEMORY") {
+    return Failure{Disposition::oom,
+                   "Slurm: job " + e.job_id + " ran out of memory (cgroup limit)"};
+  }
+  if (s == "NODE_FAIL" || s == "BOOT_FAIL" || s == "PREEMPTED" || s == "DEADLINE" ||
+      s == "REVOKED") {
+    return Failure{Disposition::killed, "Slurm ended job " + e.job_id + ": " + s + why};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool slurm_state_terminal(const std::string& state) {
@@ -119,48 +150,74 @@ bool slurm_state_terminal(const std::string& state) {
   return false;
 }
 
-std::optional<Disposition> decode_slurm_end(const SlurmEnd& e, const ResultParse& parsed,
-                                            ProcessOutcome* p, std::string* reason) {
-  *p = ProcessOutcome{};
+SlurmDecode decode_slurm_end(const SlurmEnd& e, const ResultParse& parsed) {
+  SlurmDecode d;
+  ProcessOutcome& p = d.process;
   if (!e.submitted) {
-    p->start_error = "sbatch failed: " + e.submit_error;
-    return decode_outcome(*p, parsed, reason);
+    p.start_error = "sbatch failed: " + e.submit_error;
+    d.failure = decode_outcome(p, parsed);
+    return d;
   }
-  p->started = true;
-  p->exit_code = e.exit_code;
-  p->signal = e.signal;
-  p->signaled = e.signal != 0;
-  const std::string why =
-      e.slurm_reason.empty() || e.slurm_reason == "None" ? "" : " (" + e.slurm_reason + ")";
-  const std::string& s = e.state;
-  if (s.empty()) {
-    *reason = "job " + e.job_id + " vanished from squeue and scontrol before it ended";
-    return Disposition::crash;
-  }
-  if (s == "TIMEOUT" || (s.rfind("CANCELLED", 0) == 0 && e.cancelled_by_us)) {
-    p->deadline_hit = true;
-    *reason = s == "TIMEOUT" ? "Slurm time limit reached" + why
-                             : "deadline exceeded; job " + e.job_id + " scancelled";
-    return Disposition::timeout;
-  }
-  if (s.rfind("CANCELLED", 0) == 0) {
-    *reason = "job " + e.job_id + " cancelled outside speedgate" + why;
-    return Disposition::killed;
-  }
-  if (s == "OUT_OF_MEMORY") {
-    *reason = "Slurm: job " + e.job_id + " ran out of memory (cgroup limit)";
-    return Disposition::oom;
-  }
-  if (s == "NODE_FAIL" || s == "BOOT_FAIL" || s == "PREEMPTED" || s == "DEADLINE" ||
-      s == "REVOKED") {
-    *reason = "Slurm ended job " + e.job_id + ": " + s + why;
-    return Disposition::killed;
-  }
+  p.started = true;
+  p.exit_code = e.exit_code;
+  p.signal = e.signal;
+  p.signaled = e.signal != 0;
+  d.failure = slurm_failure(e, p);
+  if (d.failure) return d;
   // COMPLETED, FAILED, SPECIAL_EXIT: the exit code or signal decides, as locally.
-  auto d = decode_outcome(*p, parsed, reason);
-  if (d) *reason = "Slurm " + s + ": " + *reason;
+  d.failure = decode_outcome(p, parsed);
+  if (d.failure) d.failure->reason = "Slurm " + e.state + ": " + d.failure->reason;
   return d;
 }
+
+namespace {
+
+// Reads how the ended job `end.job_id` finished (ExitCode, Reason, JobState) into `end`
+// and where it ran into out.slots.
+void read_job_end(const std::string& dir, SlurmEnd& end, TrialOutcome& out) {
+  Command sc = slurm_command("scontrol", {"show", "job", end.job_id}, dir);
+  const std::string exit = scontrol_field(sc.out, "ExitCode");
+  if (auto colon = exit.find(':'); colon != std::string::npos) {
+    end.exit_code = std::atoi(exit.substr(0, colon).c_str());
+    end.signal = std::atoi(exit.substr(colon + 1).c_str());
+  }
+  end.slurm_reason = scontrol_field(sc.out, "Reason");
+  out.slots = scontrol_field(sc.out, "NodeList");
+  if (const std::string st = scontrol_field(sc.out, "JobState"); !st.empty()) end.state = st;
+}
+
+// A failed job of `world` ranks: srun's exit code is that of the peers it terminated
+// (143); its error log names the rank that failed first: "srun: error: node: task 1:
+// Aborted" or "... task 1: Exited with exit code 3". That rank decides, as in the local
+// executor; without such a line `out` stays as it is.
+void blame_failed_rank(const SlurmEnd& end, int world, TrialOutcome& out) {
+  const std::string err = read_file(out.stderr_log, 1 << 20).value_or("");
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("task (\\d+): ([^\\n]*)"))) return;
+  out.failed_rank = std::atoi(m[1].str().c_str());
+  std::smatch code;
+  const std::string what = m[2].str();
+  SlurmEnd rank_end = end;
+  rank_end.state = "FAILED";
+  if (std::regex_search(what, code, std::regex("exit code (\\d+)"))) {
+    rank_end.exit_code = std::atoi(code[1].str().c_str());
+    rank_end.signal = 0;
+  } else {
+    rank_end.exit_code = 0;
+    rank_end.signal =
+        what == "Killed" ? SIGKILL : SIGABRT;  // srun names signals by their strsignal text
+    for (int sig = 1; sig < 32; ++sig) {
+      if (what == ::strsignal(sig)) rank_end.signal = sig;
+    }
+  }
+  SlurmDecode decoded = decode_slurm_end(rank_end, ResultParse{});
+  out.process = decoded.process;
+  set_failure(out, decoded.failure);
+  out.reason =
+      fmt::format("rank {} of {}: {} (srun: {})", out.failed_rank, world, out.reason, what);
+}
+
+}  // namespace
 
 SlurmExecutor::SlurmExecutor(ExecutorOptions options)
     : o_(std::move(options)), parallel_(std::max(1, o_.parallel_trials)) {}
@@ -199,16 +256,9 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
     ~Release() { self->release(exclusive); }
   } releaser{this, req.exclusive};
 
-  fs::create_directories(req.dir);
-  TrialOutcome out;
+  TrialOutcome out = prepare_trial_dir(req);
   out.executor = "slurm";
-  out.result_path = (fs::path(req.dir) / "result.json").string();
-  out.stdout_log = (fs::path(req.dir) / "stdout.log").string();
-  out.stderr_log = (fs::path(req.dir) / "stderr.log").string();
-  const std::string heartbeat = (fs::path(req.dir) / "heartbeat.json").string();
-  std::error_code ec;
-  fs::remove(out.result_path, ec);
-  fs::remove(heartbeat, ec);
+  const std::string heartbeat = heartbeat_path(req);
 
   std::vector<std::string> argv = {req.trainer};
   for (auto& a : trainer_args(req, out.result_path, heartbeat)) argv.push_back(std::move(a));
@@ -220,6 +270,41 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
   // variables, the configuration's switches, the executor's additions.
   std::vector<std::pair<std::string, std::string>> env = trial_environment(req);
 
+  const int world = std::max(1, req.world_size);
+  const std::vector<std::string> args = sbatch_args(req, out, script);
+  SlurmEnd end;
+  auto t0 = clock::now();
+  Command sub = slurm_command("sbatch", args, req.dir, env);
+  const std::string id = trim(sub.out.substr(0, sub.out.find(';')));
+  if (!sub.ran || sub.code != 0 || id.empty() ||
+      id.find_first_not_of("0123456789") != std::string::npos) {
+    end.submitted = false;
+    end.submit_error = trim(sub.err.empty() ? sub.out : sub.err);
+  } else {
+    end.job_id = id;
+    out.job_id = id;
+    if (req.on_submitted) req.on_submitted(id);
+    follow_job(req, heartbeat, end);
+    if (!end.state.empty()) read_job_end(req.dir, end, out);
+  }
+  ResultParse parsed;
+  const bool finished_normally = end.state == "COMPLETED" || end.state == "FAILED";
+  if (finished_normally && end.signal == 0) parsed = parse_trial_result(req, out.result_path);
+  SlurmDecode decoded = decode_slurm_end(end, parsed);
+  out.process = decoded.process;
+  set_failure(out, decoded.failure);
+  if (world > 1 && out.failure && !end.cancelled_by_us && end.state != "TIMEOUT") {
+    blame_failed_rank(end, world, out);
+  }
+  out.process.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
+  out.ranks = {out.process};
+  if (!out.failure) out.result = std::move(parsed.result);
+  return out;
+}
+
+std::vector<std::string> SlurmExecutor::sbatch_args(const TrialRequest& req,
+                                                    const TrialOutcome& out,
+                                                    const std::string& script) const {
   const int world = std::max(1, req.world_size);
   const double limit_s = std::chrono::duration<double>(req.deadline + req.grace).count();
   // Slurm rounds limits up to minutes and checks them every 30 s: its limit is only a
@@ -239,100 +324,46 @@ TrialOutcome SlurmExecutor::run(const TrialRequest& req) {
   if (!o_.slurm_partition.empty()) args.push_back("--partition=" + o_.slurm_partition);
   if (req.exclusive) args.push_back("--exclusive");
   args.push_back(script);
+  return args;
+}
 
-  SlurmEnd end;
-  auto t0 = clock::now();
-  Command sub = slurm_command("sbatch", args, req.dir, env);
-  const std::string id = trim(sub.out.substr(0, sub.out.find(';')));
-  if (!sub.ran || sub.code != 0 || id.empty() ||
-      id.find_first_not_of("0123456789") != std::string::npos) {
-    end.submitted = false;
-    end.submit_error = trim(sub.err.empty() ? sub.out : sub.err);
-  } else {
-    end.job_id = id;
-    out.job_id = id;
-    if (req.on_submitted) req.on_submitted(id);
-    std::optional<clock::time_point> running_since;
-    clock::time_point cancelled_at{};
-    int unknown = 0;
-    while (true) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(o_.slurm_poll_s));
-      const auto now = clock::now();
-      Command q = slurm_command("squeue", {"-h", "-t", "all", "-j", id, "-o", "%T"}, req.dir);
-      std::string state = q.code == 0 ? trim(q.out) : "";
-      if (state.empty()) {
-        Command sc = slurm_command("scontrol", {"show", "job", id}, req.dir);
-        state = sc.code == 0 ? scontrol_field(sc.out, "JobState") : "";
-      }
-      if (state.empty()) {
-        // Gone before we saw it end (MinJobAge passed, or the controller restarted).
-        if (++unknown >= 5) break;
-        continue;
-      }
-      unknown = 0;
-      if (!running_since && state != "PENDING") running_since = now;
-      if (req.on_heartbeat) req.on_heartbeat(read_heartbeat(heartbeat));
-      if (slurm_state_terminal(state)) {
-        end.state = state;
-        break;
-      }
-      if (running_since && !end.cancelled_by_us && now - *running_since > req.deadline) {
-        end.cancelled_by_us = true;
-        cancelled_at = now;
-        slurm_command("scancel", {id}, req.dir);
-        spdlog::debug("trial {}: deadline passed, scancel {}", req.name, id);
-      } else if (end.cancelled_by_us && now - cancelled_at > req.grace + std::chrono::seconds(60)) {
-        slurm_command("scancel", {"--signal=KILL", "--full", id}, req.dir);  // KillWait long past
-      }
-    }
-    if (!end.state.empty()) {
+void SlurmExecutor::follow_job(const TrialRequest& req, const std::string& heartbeat,
+                               SlurmEnd& end) const {
+  using clock = std::chrono::steady_clock;
+  const std::string& id = end.job_id;
+  std::optional<clock::time_point> running_since;
+  clock::time_point cancelled_at{};
+  int unknown = 0;
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(o_.slurm_poll_s));
+    const auto now = clock::now();
+    Command q = slurm_command("squeue", {"-h", "-t", "all", "-j", id, "-o", "%T"}, req.dir);
+    std::string state = q.code == 0 ? trim(q.out) : "";
+    if (state.empty()) {
       Command sc = slurm_command("scontrol", {"show", "job", id}, req.dir);
-      const std::string exit = scontrol_field(sc.out, "ExitCode");
-      if (auto colon = exit.find(':'); colon != std::string::npos) {
-        end.exit_code = std::atoi(exit.substr(0, colon).c_str());
-        end.signal = std::atoi(exit.substr(colon + 1).c_str());
-      }
-      end.slurm_reason = scontrol_field(sc.out, "Reason");
-      out.slots = scontrol_field(sc.out, "NodeList");
-      if (const std::string st = scontrol_field(sc.out, "JobState"); !st.empty()) end.state = st;
+      state = sc.code == 0 ? scontrol_field(sc.out, "JobState") : "";
+    }
+    if (state.empty()) {
+      // Gone before we saw it end (MinJobAge passed, or the controller restarted).
+      if (++unknown >= 5) break;
+      continue;
+    }
+    unknown = 0;
+    if (!running_since && state != "PENDING") running_since = now;
+    if (req.on_heartbeat) req.on_heartbeat(read_heartbeat(heartbeat));
+    if (slurm_state_terminal(state)) {
+      end.state = state;
+      break;
+    }
+    if (running_since && !end.cancelled_by_us && now - *running_since > req.deadline) {
+      end.cancelled_by_us = true;
+      cancelled_at = now;
+      slurm_command("scancel", {id}, req.dir);
+      spdlog::debug("trial {}: deadline passed, scancel {}", req.name, id);
+    } else if (end.cancelled_by_us && now - cancelled_at > req.grace + std::chrono::seconds(60)) {
+      slurm_command("scancel", {"--signal=KILL", "--full", id}, req.dir);  // KillWait long past
     }
   }
-  ResultParse parsed;
-  const bool finished_normally = end.state == "COMPLETED" || end.state == "FAILED";
-  if (finished_normally && end.signal == 0) parsed = parse_trial_result(req, out.result_path);
-  out.failure = decode_slurm_end(end, parsed, &out.process, &out.reason);
-  if (world > 1 && out.failure && !end.cancelled_by_us && end.state != "TIMEOUT") {
-    // srun's exit code is that of the peers it terminated (143); its error log names the
-    // rank that failed first: "srun: error: node: task 1: Aborted" or "... task 1:
-    // Exited with exit code 3". That rank decides, as in the local executor.
-    const std::string err = read_file(out.stderr_log, 1 << 20).value_or("");
-    std::smatch m;
-    if (std::regex_search(err, m, std::regex("task (\\d+): ([^\\n]*)"))) {
-      out.failed_rank = std::atoi(m[1].str().c_str());
-      std::smatch code;
-      const std::string what = m[2].str();
-      SlurmEnd rank_end = end;
-      rank_end.state = "FAILED";
-      if (std::regex_search(what, code, std::regex("exit code (\\d+)"))) {
-        rank_end.exit_code = std::atoi(code[1].str().c_str());
-        rank_end.signal = 0;
-      } else {
-        rank_end.exit_code = 0;
-        rank_end.signal =
-            what == "Killed" ? SIGKILL : SIGABRT;  // srun names signals by their strsignal text
-        for (int sig = 1; sig < 32; ++sig) {
-          if (what == ::strsignal(sig)) rank_end.signal = sig;
-        }
-      }
-      out.failure = decode_slurm_end(rank_end, ResultParse{}, &out.process, &out.reason);
-      out.reason =
-          fmt::format("rank {} of {}: {} (srun: {})", out.failed_rank, world, out.reason, what);
-    }
-  }
-  out.process.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
-  out.ranks = {out.process};
-  if (!out.failure) out.result = std::move(parsed.result);
-  return out;
 }
 
 }  // namespace sg::agent

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/runner/executor.hpp"
 
@@ -27,11 +28,16 @@ struct SlurmEnd {
   std::string slurm_reason;      // Reason=... from scontrol
 };
 
-// Maps a job's end and its result file to a process outcome (for the store) and a
-// failure disposition (nullopt = a valid ok result). Pure; documented in
-// docs/controller.md "Slurm states".
-std::optional<Disposition> decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed,
-                                            ProcessOutcome* process, std::string* reason);
+// A job's end decoded: its process outcome (for the store) and its failure (nullopt = a
+// valid ok result).
+struct SlurmDecode {
+  ProcessOutcome process;
+  std::optional<Failure> failure;
+};
+
+// Maps a job's end and its result file to a process outcome and a failure. Pure;
+// documented in docs/controller.md "Slurm states".
+SlurmDecode decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed);
 
 // True for the states after which a job runs no more.
 bool slurm_state_terminal(const std::string& state);
@@ -48,6 +54,11 @@ class SlurmExecutor : public Executor {
  private:
   void acquire(bool exclusive);
   void release(bool exclusive);
+  std::vector<std::string> sbatch_args(const TrialRequest& req, const TrialOutcome& out,
+                                       const std::string& script) const;
+  // Polls the submitted job `end.job_id` until it ends (its state into `end`) or is lost
+  // (state left empty), passing heartbeats on and scancelling it at the deadline.
+  void follow_job(const TrialRequest& req, const std::string& heartbeat, SlurmEnd& end) const;
 
   ExecutorOptions o_;
   int parallel_;

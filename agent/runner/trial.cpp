@@ -15,57 +15,52 @@
 
 namespace sg::agent {
 
-std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultParse& parsed,
-                                          std::string* reason) {
+std::optional<Failure> decode_outcome(const ProcessOutcome& p, const ResultParse& parsed) {
   if (!p.started) {
-    *reason = "trainer did not start: " + p.start_error;
-    return Disposition::crash;
+    return Failure{Disposition::crash, "trainer did not start: " + p.start_error};
   }
   if (p.interrupted) {
-    *reason = std::string(kInterruptedReason) +
-              "the controller was told to stop; the trial re-runs on resume";
-    return Disposition::killed;
+    return Failure{Disposition::killed,
+                   std::string(kInterruptedReason) +
+                       "the controller was told to stop; the trial re-runs on resume"};
   }
   if (p.deadline_hit) {
-    *reason = "deadline exceeded; process group terminated";
-    return Disposition::timeout;
+    return Failure{Disposition::timeout, "deadline exceeded; process group terminated"};
   }
   if (p.signaled) {
     if (p.signal == SIGKILL) {
-      *reason = "killed by SIGKILL with no deadline pending (OOM killer or operator)";
-      return Disposition::killed;
+      return Failure{Disposition::killed,
+                     "killed by SIGKILL with no deadline pending (OOM killer or operator)"};
     }
-    *reason = fmt::format("terminated by signal {} ({})", p.signal, ::strsignal(p.signal));
-    return Disposition::crash;
+    return Failure{Disposition::crash,
+                   fmt::format("terminated by signal {} ({})", p.signal, ::strsignal(p.signal))};
   }
   const std::string detail = parsed.result ? parsed.result->error : std::string();
   switch (p.exit_code) {
     case 0:
       if (!parsed.result) {
-        *reason = parsed.error;
-        return Disposition::invalid_result;
+        return Failure{Disposition::invalid_result, parsed.error};
       }
       if (parsed.result->status != "ok") {
-        *reason = "exit 0 but result status '" + parsed.result->status + "'";
-        return Disposition::invalid_result;
+        return Failure{Disposition::invalid_result,
+                       "exit 0 but result status '" + parsed.result->status + "'"};
       }
-      if (std::string bad = non_finite_value(*parsed.result); !bad.empty()) {
-        *reason = "status ok but " + bad;
-        return Disposition::nan;
+      if (Problem bad = non_finite_value(*parsed.result)) {
+        return Failure{Disposition::nan, "status ok but " + *bad};
       }
       return std::nullopt;
     case 2:
-      *reason = "trainer rejected the input (exit 2)" + (detail.empty() ? "" : ": " + detail);
-      return Disposition::crash;
+      return Failure{Disposition::crash,
+                     "trainer rejected the input (exit 2)" + (detail.empty() ? "" : ": " + detail)};
     case 3:
-      *reason = "out of memory (exit 3)" + (detail.empty() ? "" : ": " + detail);
-      return Disposition::oom;
+      return Failure{Disposition::oom,
+                     "out of memory (exit 3)" + (detail.empty() ? "" : ": " + detail)};
     case 4:
-      *reason = "non-finite loss or gradient norm (exit 4)" + (detail.empty() ? "" : ": " + detail);
-      return Disposition::nan;
+      return Failure{Disposition::nan, "non-finite loss or gradient norm (exit 4)" +
+                                           (detail.empty() ? "" : ": " + detail)};
     default:
-      *reason = fmt::format("exit code {}", p.exit_code) + (detail.empty() ? "" : ": " + detail);
-      return Disposition::crash;
+      return Failure{Disposition::crash, fmt::format("exit code {}", p.exit_code) +
+                                             (detail.empty() ? "" : ": " + detail)};
   }
 }
 
@@ -92,97 +87,91 @@ bool is_launch_variable(const std::string& name) {
 }
 
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
-                                      const std::string& heartbeat_path) {
+                                      const std::string& heartbeat_file) {
+  // Both commands name the target first and the files last.
+  std::vector<std::string> args = {req.kernel ? "kernel-trial" : "run", "--workload", req.workload,
+                                   "--size", req.size};
+  auto add = [&](const char* flag, std::string value) {
+    args.push_back(flag);
+    args.push_back(std::move(value));
+  };
   if (req.kernel) {
-    std::vector<std::string> args = {"kernel-trial",
-                                     "--workload",
-                                     req.workload,
-                                     "--size",
-                                     req.size,
-                                     "--micro-batch",
-                                     std::to_string(req.micro_batch),
-                                     "--family",
-                                     req.kernel->family,
-                                     "--repeats",
-                                     std::to_string(req.kernel->repeats),
-                                     "--threads",
-                                     std::to_string(req.threads),
-                                     "--result",
-                                     result_path,
-                                     "--heartbeat",
-                                     heartbeat_path};
-    for (const auto& v : req.kernel->variants) {
-      args.push_back("--variant");
-      args.push_back(v);
-    }
-    return args;
+    add("--micro-batch", std::to_string(req.micro_batch));
+    add("--family", req.kernel->family);
+    add("--repeats", std::to_string(req.kernel->repeats));
+  } else {
+    add("--steps", std::to_string(req.steps));
+    add("--seed", std::to_string(req.seed));
+    add("--micro-batch", std::to_string(req.micro_batch));
+    add("--grad-accum", std::to_string(req.grad_accum));
   }
-  std::vector<std::string> args = {"run",
-                                   "--workload",
-                                   req.workload,
-                                   "--size",
-                                   req.size,
-                                   "--steps",
-                                   std::to_string(req.steps),
-                                   "--seed",
-                                   std::to_string(req.seed),
-                                   "--micro-batch",
-                                   std::to_string(req.micro_batch),
-                                   "--grad-accum",
-                                   std::to_string(req.grad_accum),
-                                   "--threads",
-                                   std::to_string(req.threads),
-                                   "--result",
-                                   result_path,
-                                   "--heartbeat",
-                                   heartbeat_path};
-  if (req.perturb > 0) {  // only trainers whose manifest lists capability "perturb" get it
-    args.push_back("--perturb");
-    args.push_back(fmt::format("{:.17g}", req.perturb));
+  add("--threads", std::to_string(req.threads));
+  add("--result", result_path);
+  add("--heartbeat", heartbeat_file);
+  if (req.kernel) {
+    for (const auto& v : req.kernel->variants) add("--variant", v);
+  } else if (req.perturb > 0) {  // only trainers whose manifest lists capability "perturb" get it
+    add("--perturb", fmt::format("{:.17g}", req.perturb));
   }
   return args;
 }
 
 std::string read_heartbeat(const std::string& path) {
   std::string beat = read_file(path, kHeartbeatLimits.max_bytes).value_or("");
-  if (!json_limits_error(beat, kHeartbeatLimits).empty()) beat.clear();
+  if (json_limits_problem(beat, kHeartbeatLimits)) beat.clear();
   return beat;
 }
 
 ResultParse parse_trial_result(const TrialRequest& req, const std::string& path, double wall_s) {
   ResultParse p = req.kernel ? parse_kernel_trial_file_as_result(path) : parse_result_file(path);
   if (!p.result || p.result->status != "ok") return p;
-  std::string mismatch;
+  Problem mismatch;
   if (req.kernel) {
     KernelTrialParse k = parse_kernel_trial_text(p.result->raw.dump());
-    mismatch = k.result ? kernel_result_mismatch(req, *k.result) : k.error;
+    mismatch = k.result ? kernel_result_mismatch(req, *k.result) : Problem(k.error);
   } else {
     mismatch = result_mismatch(req, *p.result, wall_s);
   }
-  if (mismatch.empty()) return p;
-  return ResultParse{std::nullopt, mismatch};
+  if (!mismatch) return p;
+  return ResultParse{std::nullopt, *mismatch};
+}
+
+void set_failure(TrialOutcome& out, const std::optional<Failure>& failure) {
+  out.failure = std::nullopt;
+  if (!failure) return;
+  out.failure = failure->disposition;
+  out.reason = failure->reason;
 }
 
 void decode_trial(TrialOutcome& out, const ResultParse& parsed) {
-  out.failure = decode_outcome(out.process, parsed, &out.reason);
+  set_failure(out, decode_outcome(out.process, parsed));
   if (out.failure && out.ranks.size() > 1) {
     out.reason = fmt::format("rank {} of {}: {}", std::max(0, out.failed_rank), out.ranks.size(),
                              out.reason);
   }
 }
 
-TrialOutcome run_trial(const TrialRequest& req) {
+std::string heartbeat_path(const TrialRequest& req) {
+  return (std::filesystem::path(req.dir) / "heartbeat.json").string();
+}
+
+TrialOutcome prepare_trial_dir(const TrialRequest& req) {
   namespace fs = std::filesystem;
   fs::create_directories(req.dir);
   TrialOutcome out;
   out.result_path = (fs::path(req.dir) / "result.json").string();
   out.stdout_log = (fs::path(req.dir) / "stdout.log").string();
   out.stderr_log = (fs::path(req.dir) / "stderr.log").string();
-  const std::string heartbeat = (fs::path(req.dir) / "heartbeat.json").string();
   std::error_code ec;
   fs::remove(out.result_path, ec);
-  fs::remove(heartbeat, ec);
+  fs::remove(heartbeat_path(req), ec);
+  return out;
+}
 
+TrialOutcome run_trial(const TrialRequest& req) {
+  namespace fs = std::filesystem;
+  TrialOutcome out = prepare_trial_dir(req);
+  const std::string heartbeat = heartbeat_path(req);
   const std::vector<std::pair<std::string, std::string>> base = trial_environment(req);
   const int world = std::max(1, req.world_size);
   std::vector<ProcessSpec> ranks(static_cast<std::size_t>(world));

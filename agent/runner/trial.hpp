@@ -77,7 +77,14 @@ std::vector<std::pair<std::string, std::string>> trial_environment(const TrialRe
 
 // The trainer's argv after the executable (`run --workload ... --heartbeat PATH`).
 std::vector<std::string> trainer_args(const TrialRequest& req, const std::string& result_path,
-                                      const std::string& heartbeat_path);
+                                      const std::string& heartbeat_file);
+
+// A trial's heartbeat file: req.dir/heartbeat.json.
+std::string heartbeat_path(const TrialRequest& req);
+
+// Creates req.dir and removes a result and heartbeat left there; the outcome to fill,
+// with its result_path, stdout_log and stderr_log in req.dir.
+TrialOutcome prepare_trial_dir(const TrialRequest& req);
 
 // The heartbeat file's content for TrialRequest::on_heartbeat: empty when it is missing
 // or beyond kHeartbeatLimits (a hostile heartbeat counts as none, never parsed).
@@ -89,14 +96,18 @@ std::string read_heartbeat(const std::string& path);
 // the mismatch as the error, so it decodes as invalid_result.
 ResultParse parse_trial_result(const TrialRequest& req, const std::string& path, double wall_s = 0);
 
+// Sets out.failure from `failure`, and out.reason when there is one (nullopt: no failure,
+// the reason left as it is).
+void set_failure(TrialOutcome& out, const std::optional<Failure>& failure);
+
 // Decodes a finished trial: exit/signal of the deciding rank and the result file.
 void decode_trial(TrialOutcome& out, const ResultParse& parsed);
 
 TrialOutcome run_trial(const TrialRequest& req);
 
-// Maps process outcome + result parse to a disposition (pure; unit-tested). Exit 0 with
-// an ok result holding a non-finite loss, grad norm or eval loss is nan, never accepted.
-std::optional<Disposition> decode_outcome(const ProcessOutcome& p, const ResultParse& parsed,
-                                          std::string* reason);
+// Maps process outcome + result parse to a failure (pure; unit-tested); nullopt = a valid
+// ok result. Exit 0 with an ok result holding a non-finite loss, grad norm or eval loss is
+// nan, never accepted.
+std::optional<Failure> decode_outcome(const ProcessOutcome& p, const ResultParse& parsed);
 
 }  // namespace sg::agent

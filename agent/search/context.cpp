@@ -132,9 +132,8 @@ std::optional<Config> SearchContext::make_candidate(Config c) const {
     auto on = f ? c.find(f->switch_name) : c.end();
     if (on != c.end() && !c.count(kernel)) c[kernel] = params;  // the switch is on (non-default)
   }
-  std::string err = validate_config(c, manifest);
-  if (!err.empty()) {
-    spdlog::debug("skipping {}: {}", config_label(c), err);
+  if (Problem err = validate_config(c, manifest)) {
+    spdlog::debug("skipping {}: {}", config_label(c), *err);
     return std::nullopt;
   }
   return c;

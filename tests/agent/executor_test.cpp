@@ -257,19 +257,18 @@ TEST(DecodeSlurmEnd, StatesMapToDispositions) {
     e.exit_code = c.exit_code;
     e.signal = c.signal;
     e.cancelled_by_us = c.ours;
-    ProcessOutcome p;
-    std::string reason;
-    EXPECT_EQ(decode_slurm_end(e, none, &p, &reason), c.want)
-        << c.state << " " << c.exit_code << ":" << c.signal;
-    EXPECT_FALSE(reason.empty());
+    const SlurmDecode d = decode_slurm_end(e, none);
+    ASSERT_TRUE(d.failure) << c.state << " " << c.exit_code << ":" << c.signal;
+    EXPECT_EQ(d.failure->disposition, c.want) << c.state << " " << c.exit_code << ":" << c.signal;
+    EXPECT_FALSE(d.failure->reason.empty());
   }
   SlurmEnd unsubmitted;
   unsubmitted.submitted = false;
   unsubmitted.submit_error = "sbatch: error: invalid partition";
-  ProcessOutcome p;
-  std::string reason;
-  EXPECT_EQ(decode_slurm_end(unsubmitted, none, &p, &reason), Disposition::crash);
-  EXPECT_NE(reason.find("invalid partition"), std::string::npos);
+  const SlurmDecode d = decode_slurm_end(unsubmitted, none);
+  ASSERT_TRUE(d.failure);
+  EXPECT_EQ(d.failure->disposition, Disposition::crash);
+  EXPECT_NE(d.failure->reason.find("invalid partition"), std::string::npos);
   EXPECT_TRUE(slurm_state_terminal("CANCELLED by 0"));
   EXPECT_FALSE(slurm_state_terminal("COMPLETING"));
   EXPECT_FALSE(slurm_state_terminal("PENDING"));

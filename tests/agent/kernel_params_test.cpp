@@ -62,27 +62,32 @@ TEST(KernelParams, CandidatesAreCanonical) {
 TEST(KernelParams, ValuesAreValidated) {
   Manifest m = manifest_with_family();
   const KernelFamily& f = m.kernel_families[0];
-  EXPECT_EQ(validate_kernel_value(f, "threads=128,vec=2"), "");
-  EXPECT_NE(validate_kernel_value(f, "threads=256,vec=4").find("violates"), std::string::npos);
-  EXPECT_NE(validate_kernel_value(f, "threads=100").find("not one of"), std::string::npos);
-  EXPECT_NE(validate_kernel_value(f, "blocks=1").find("unknown parameter"), std::string::npos);
-  EXPECT_NE(validate_kernel_value(f, "threads").find("name=value"), std::string::npos);
+  EXPECT_EQ(validate_kernel_value(f, "threads=128,vec=2"), std::nullopt);
+  EXPECT_NE(validate_kernel_value(f, "threads=256,vec=4").value_or("").find("violates"),
+            std::string::npos);
+  EXPECT_NE(validate_kernel_value(f, "threads=100").value_or("").find("not one of"),
+            std::string::npos);
+  EXPECT_NE(validate_kernel_value(f, "blocks=1").value_or("").find("unknown parameter"),
+            std::string::npos);
+  EXPECT_NE(validate_kernel_value(f, "threads").value_or("").find("name=value"), std::string::npos);
 }
 
 TEST(KernelParams, ConfigKeyRoundTripsAndRequiresTheSwitch) {
   Manifest m = manifest_with_family();
   Config c = {{"KERNEL_ROPE", "threads=128,vec=2"}};
-  EXPECT_NE(validate_config(c, m), "");
+  EXPECT_NE(validate_config(c, m), std::nullopt);
   ASSERT_TRUE(close_requires(c, m));
   EXPECT_EQ(c.at("A"), "1");
-  EXPECT_EQ(validate_config(c, m), "");
+  EXPECT_EQ(validate_config(c, m), std::nullopt);
   EXPECT_EQ(config_from_key(config_key(c)), c);
   auto env = config_env(c, m);
   EXPECT_NE(
       std::find(env.begin(), env.end(),
                 std::make_pair(std::string("SG_KERNEL_ROPE"), std::string("threads=128,vec=2"))),
       env.end());
-  EXPECT_NE(validate_config(c, manifest_with_family(/*available=*/false)).find("unavailable"),
+  EXPECT_NE(validate_config(c, manifest_with_family(/*available=*/false))
+                .value_or("")
+                .find("unavailable"),
             std::string::npos);
 }
 

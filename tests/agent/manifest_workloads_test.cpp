@@ -50,7 +50,7 @@ TEST(ManifestWorkloads, ForWorkloadKeepsOnlyApplicableSwitchesAndFamilies) {
   EXPECT_NE(lm.find_switch("MEM"), nullptr);
   EXPECT_TRUE(lm.kernel_families.empty()) << "ROPE's switch A does not apply to lm";
   EXPECT_EQ(lm.raw, m.raw) << "the stored manifest stays whole";
-  EXPECT_FALSE(validate_config({{"A", "1"}}, lm).empty())
+  EXPECT_TRUE(validate_config({{"A", "1"}}, lm).has_value())
       << "a wam switch is no candidate of an lm campaign";
   const Manifest wam = m.for_workload("wam");
   EXPECT_EQ(wam.find_switch("B"), nullptr);

@@ -153,23 +153,26 @@ TEST_F(RunnerTest, NonExecutableTrainerIsCrashNotException) {
 }
 
 TEST(DecodeOutcome, Table) {
-  std::string why;
   ProcessOutcome p;
   p.started = true;
   ResultParse none;
+  auto disposition = [&] {
+    const std::optional<Failure> f = decode_outcome(p, none);
+    return f ? std::optional<Disposition>(f->disposition) : std::nullopt;
+  };
   p.exit_code = 3;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::oom);
+  EXPECT_EQ(disposition(), Disposition::oom);
   p.exit_code = 4;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::nan);
+  EXPECT_EQ(disposition(), Disposition::nan);
   p.exit_code = 0;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::invalid_result);
+  EXPECT_EQ(disposition(), Disposition::invalid_result);
   p.exit_code = 139;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::crash);
+  EXPECT_EQ(disposition(), Disposition::crash);
   p.signaled = true;
   p.signal = SIGKILL;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::killed);
+  EXPECT_EQ(disposition(), Disposition::killed);
   p.deadline_hit = true;
-  EXPECT_EQ(decode_outcome(p, none, &why), Disposition::timeout);
+  EXPECT_EQ(disposition(), Disposition::timeout);
 }
 
 TEST(ResultParse, RejectsWrongShapes) {
