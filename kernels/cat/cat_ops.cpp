@@ -3,17 +3,8 @@
 #include "kernels/common/first_call.hpp"
 
 namespace sg::kernels {
-namespace {
-
-FamilyState& cat_state() {
-  static FamilyState& fs = family_state("CAT");
-  return fs;
-}
-
-}  // namespace
-
 at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action) {
-  auto& fs = cat_state();
+  static FamilyState& fs = family_state("CAT");
   auto call = [](const CatVariant& v, const std::vector<at::Tensor>& in, const ParamValues& p) {
     return v.run({in[0], in[1]}, p);
   };
@@ -22,7 +13,7 @@ at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action) {
 }
 
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len) {
-  auto& fs = cat_state();
+  static FamilyState& fs = family_state("CAT");
   auto call = [video_len](const CatVariant& v, const std::vector<at::Tensor>& in,
                           const ParamValues& p) { return v.split(in[0], video_len, p); };
   return dispatch_op(fs, fused_variant(fs, fused_cat()), plain_cat(),

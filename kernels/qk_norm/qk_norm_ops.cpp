@@ -4,17 +4,8 @@
 #include "kernels/qk_norm/qk_norm.hpp"
 
 namespace sg::kernels {
-namespace {
-
-FamilyState& qk_norm_state() {
-  static FamilyState& fs = family_state("QKNORM");
-  return fs;
-}
-
-}  // namespace
-
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  auto& fs = qk_norm_state();
+  static FamilyState& fs = family_state("QKNORM");
   auto call = [eps](const QkNormVariant& v, const std::vector<at::Tensor>& in,
                     const ParamValues& p) {
     return v.run({in[0], in[1], eps, at::Tensor(), 1}, p);
@@ -26,7 +17,7 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps,
                          const at::Tensor& table, int64_t heads) {
-  auto& fs = qk_norm_state();
+  static FamilyState& fs = family_state("QKNORM");
   const auto* fused = fused_variant(fs, fused_qk_norm());
   const QkNormArgs args{x, weight, eps, table, heads};
   auto call = [eps, heads](const QkNormVariant& v, const std::vector<at::Tensor>& in,
