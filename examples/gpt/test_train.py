@@ -18,14 +18,9 @@ import trainer_test_util  # noqa: E402
 import train  # noqa: E402
 
 
-class GptTest(trainer_test_util.CachedRunCase):
+class GptTest(trainer_test_util.ExampleTrainerCase):
     TRAIN = TRAIN
     tmp_prefix = "sg_gpt_test_"
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.manifest = trainer_test_util.describe(TRAIN)
 
     def run_gpt(self, micro_batch=4, grad_accum=1, expect=0, **switches):
         return self.run_cached((micro_batch, grad_accum, tuple(sorted(switches.items()))),
@@ -40,21 +35,14 @@ class GptTest(trainer_test_util.CachedRunCase):
     def test_each_available_switch_keeps_its_identity_class(self):
         base = self.run_gpt()
         self.assertEqual(schema_check.errors(base, "result.schema.json"), [])
-        bits = lambda r: [(s["loss_bits"], s["grad_norm_bits"]) for s in r["step_records"]]  # noqa: E731
         for spec in self.manifest["switches"]:
             if not spec["available"]:
                 continue
             r = self.run_gpt(**{spec["env"]: "1"})
             with self.subTest(switch=spec["name"]):
-                if spec["identity"] == "bitwise":
-                    self.assertEqual(bits(r), bits(base))
-                    self.assertEqual(r["param_digest"], base["param_digest"])
-                    self.assertEqual(r["optimizer_digest"], base["optimizer_digest"])
-                    self.assertEqual(r["eval_loss_bits"], base["eval_loss_bits"])
-                else:
-                    self.assertNotEqual(bits(r), bits(base), "declared tolerance but bitwise")
-                    for x, y in zip(base["step_records"], r["step_records"]):
-                        self.assertAlmostEqual(x["loss"], y["loss"], delta=1e-2 * x["loss"])
+                self.assert_identity_class(
+                    spec["identity"], base, r, loss_rel_tol=1e-2,
+                    same=("param_digest", "optimizer_digest", "eval_loss_bits"))
 
     def test_unavailable_switches_refuse_a_value(self):
         for spec in self.manifest["switches"]:

@@ -17,14 +17,9 @@ import schema_check  # noqa: E402
 import trainer_test_util  # noqa: E402
 
 
-class HfTrainerTest(trainer_test_util.CachedRunCase):
+class HfTrainerTest(trainer_test_util.ExampleTrainerCase):
     TRAIN = TRAIN
     tmp_prefix = "sg_hf_test_"
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.manifest = trainer_test_util.describe(TRAIN)
 
     def run_hf(self, expect=0, **switches):
         return self.run_cached(tuple(sorted(switches.items())),
@@ -49,7 +44,6 @@ class HfTrainerTest(trainer_test_util.CachedRunCase):
 
     def test_each_available_switch_keeps_its_identity_class(self):
         base = self.run_hf()
-        bits = lambda r: [(s["loss_bits"], s["grad_norm_bits"]) for s in r["step_records"]]  # noqa: E731
         for spec in self.manifest["switches"]:
             if not spec["available"]:
                 continue
@@ -58,14 +52,7 @@ class HfTrainerTest(trainer_test_util.CachedRunCase):
                     continue
                 r = self.run_hf(**{spec["env"]: value})
                 with self.subTest(switch=spec["name"], value=value):
-                    if spec["identity"] == "bitwise":
-                        self.assertEqual(bits(r), bits(base))
-                        self.assertEqual(r["param_digest"], base["param_digest"])
-                        self.assertEqual(r["eval_loss_bits"], base["eval_loss_bits"])
-                    else:
-                        self.assertNotEqual(bits(r), bits(base), "declared tolerance but bitwise")
-                        for x, y in zip(base["step_records"], r["step_records"]):
-                            self.assertAlmostEqual(x["loss"], y["loss"], delta=5e-2 * x["loss"])
+                    self.assert_identity_class(spec["identity"], base, r, loss_rel_tol=5e-2)
 
     def test_unavailable_switches_refuse_a_value(self):
         for spec in self.manifest["switches"]:

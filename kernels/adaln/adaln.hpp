@@ -34,9 +34,8 @@ struct AdalnArgs {
   at::Tensor scale;  // broadcastable to x
   double eps = 1e-6;
 };
-class AdalnVariant : public Variant {
+class AdalnVariant : public VariantOf<AdalnArgs> {
  public:
-  virtual at::Tensor run(const AdalnArgs& args, const ParamValues& params) const = 0;
   virtual at::Tensor gated_residual(const at::Tensor& x, const at::Tensor& y,
                                     const at::Tensor& gate, const ParamValues& params) const = 0;
   // A linear layer's bias add, y [..., C] += bias [C] float32 (bias_add_reference). May

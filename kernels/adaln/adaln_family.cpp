@@ -39,22 +39,16 @@ class PlainAdaln final : public AdalnVariant {
 // per row where modulate computes the LayerNorm inside (each plays 128 / row_threads of
 // ATen's 128 row threads; vec and pack apply to the other paths, row_threads only there).
 FamilyInfo adaln_family() {
-  return cuda_family(
-      "ADALN", "FUSED_ADALN",
-      {{"threads", {128, 256, 512}},
-       {"vec", {1, 2, 4}},
-       {"pack", {1, 4}},
-       {"row_threads", {32, 64, 128}}},
-      {{"threads*vec<=2048",
-        [](const ParamValues& p) { return param(p, "threads") * param(p, "vec") <= 2048; }}},
-      {{"threads", 128}, {"vec", 1}, {"pack", 4}, {"row_threads", 128}});
+  return cuda_family("ADALN", "FUSED_ADALN",
+                     {{"threads", {128, 256, 512}},
+                      {"vec", {1, 2, 4}},
+                      {"pack", {1, 4}},
+                      {"row_threads", {32, 64, 128}}},
+                     {threads_times_vec_at_most<2048>()},
+                     {{"threads", 128}, {"vec", 1}, {"pack", 4}, {"row_threads", 128}});
 }
 
-const AdalnVariant& plain_adaln() {
-  static const PlainAdaln kPlain;
-  return kPlain;
-}
-
+const AdalnVariant& plain_adaln() { return variant_instance<PlainAdaln>(); }
 #if !SPEEDGATE_WITH_CUDA
 const AdalnVariant* fused_adaln() { return nullptr; }
 #endif

@@ -17,15 +17,10 @@
 #include "kernels/common/fused_checks.hpp"
 
 #include <ATen/autocast_mode.h>
-#include <torch/csrc/autograd/custom_function.h>
-
 #include <tuple>
 
 namespace sg::kernels {
 namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
 
 class ModulateFunction : public torch::autograd::Function<ModulateFunction> {
  public:
@@ -163,10 +158,7 @@ class FusedAdaln final : public AdalnVariant {
 
 }  // namespace
 
-const AdalnVariant* fused_adaln() {
-  static const FusedAdaln kVariant;
-  return &kVariant;
-}
+const AdalnVariant* fused_adaln() { return &variant_instance<FusedAdaln>(); }
 
 }  // namespace sg::kernels
 

@@ -23,9 +23,8 @@ struct CatArgs {
   at::Tensor video;   // [B, Sv, C]
   at::Tensor action;  // [B, Sa, C]
 };
-class CatVariant : public Variant {
+class CatVariant : public VariantOf<CatArgs> {
  public:
-  virtual at::Tensor run(const CatArgs& args, const ParamValues& params) const = 0;
   virtual std::pair<at::Tensor, at::Tensor> split(const at::Tensor& joint, int64_t video_len,
                                                   const ParamValues& params) const = 0;
 };

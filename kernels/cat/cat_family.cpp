@@ -42,11 +42,7 @@ FamilyInfo cat_family() {
       {{"threads", 128}, {"rows_per_block", 2}, {"flat", 0}});
 }
 
-const CatVariant& plain_cat() {
-  static const PlainCat kPlain;
-  return kPlain;
-}
-
+const CatVariant& plain_cat() { return variant_instance<PlainCat>(); }
 #if !SPEEDGATE_WITH_CUDA
 const CatVariant* fused_cat() { return nullptr; }
 #endif

@@ -10,13 +10,8 @@
 #include "kernels/cat/cat_launchers.hpp"
 #include "kernels/common/fused_checks.hpp"
 
-#include <torch/csrc/autograd/custom_function.h>
-
 namespace sg::kernels {
 namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
 
 class JointCatFunction : public torch::autograd::Function<JointCatFunction> {
  public:
@@ -98,10 +93,7 @@ class FusedCat final : public CatVariant {
 
 }  // namespace
 
-const CatVariant* fused_cat() {
-  static const FusedCat kVariant;
-  return &kVariant;
-}
+const CatVariant* fused_cat() { return &variant_instance<FusedCat>(); }
 
 }  // namespace sg::kernels
 

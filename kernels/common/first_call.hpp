@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sg::kernels {
@@ -50,5 +51,41 @@ bool same_forward_backward(const OpFn& fused, const OpFn& plain,
 // now with `compare` when it is the first; a mismatch makes the family fall back).
 bool use_fused(FamilyState& fs, const Variant* fused, const Problem& problem, const char* family,
                const char* op, const std::function<bool()>& compare);
+
+// An op's outputs as the list the first-call check compares.
+inline std::vector<at::Tensor> as_tensor_list(const at::Tensor& t) { return {t}; }
+inline std::vector<at::Tensor> as_tensor_list(const std::pair<at::Tensor, at::Tensor>& p) {
+  return {p.first, p.second};
+}
+
+// The first-call comparison of one op: call(variant, inputs, params) runs the op with a
+// variant, once with the fused one (fs.params) and once with plain (no parameters).
+template <class V, class Call>
+std::function<bool()> first_call_compare(const FamilyState& fs, const V* fused, const V& plain,
+                                         const std::vector<at::Tensor>& inputs,
+                                         const std::vector<bool>& differentiable,
+                                         const Call& call) {
+  return [&fs, fused, &plain, &inputs, &differentiable, &call] {
+    return same_forward_backward(
+        [&](const std::vector<at::Tensor>& in) {
+          return as_tensor_list(call(*fused, in, fs.params));
+        },
+        [&](const std::vector<at::Tensor>& in) {
+          return as_tensor_list(call(plain, in, kNoParams));
+        },
+        inputs, differentiable);
+  };
+}
+
+// Runs an op of a family through the dispatch: call(variant, inputs, params) with the
+// fused variant where use_fused() allows (first-call check included), else with plain.
+template <class V, class Call>
+auto dispatch_op(FamilyState& fs, const V* fused, const V& plain, const Problem& problem,
+                 const char* family, const char* op, const std::vector<at::Tensor>& inputs,
+                 const std::vector<bool>& differentiable, const Call& call) {
+  const auto compare = first_call_compare(fs, fused, plain, inputs, differentiable, call);
+  if (use_fused(fs, fused, problem, family, op, compare)) return call(*fused, inputs, fs.params);
+  return call(plain, inputs, kNoParams);
+}
 
 }  // namespace sg::kernels

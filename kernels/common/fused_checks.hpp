@@ -6,10 +6,16 @@
 
 #include "kernels/common/registry.hpp"
 
+#include <torch/csrc/autograd/custom_function.h>
+
 #include <cstdint>
 #include <initializer_list>
 
 namespace sg::kernels {
+
+// The fused variants are LibTorch autograd functions.
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
 
 // What every fused variant requires of a problem before its own checks: parameters that
 // satisfy the family, a CUDA main operand of a supported dtype, dense operands, the other

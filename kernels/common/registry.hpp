@@ -44,6 +44,12 @@ FamilyInfo cuda_family(std::string name, std::string switch_name, std::vector<Pa
                        std::vector<Constraint> constraints, ParamValues defaults);
 // The value of `name` in params, 1 when absent: what a constraint reads.
 int64_t param(const ParamValues& params, const char* name);
+// The constraint "threads*vec<=Limit" (the fused kernels' block-size bound).
+template <int64_t Limit>
+Constraint threads_times_vec_at_most() {
+  return {"threads*vec<=" + std::to_string(Limit),
+          [](const ParamValues& p) { return param(p, "threads") * param(p, "vec") <= Limit; }};
+}
 
 const std::vector<FamilyInfo>& families();
 // REQUIRES: name is one of families(). Throws std::invalid_argument otherwise.

@@ -61,4 +61,19 @@ class Variant {
   virtual Status can_implement(const Problem& problem, const ParamValues& params) const = 0;
 };
 
+// A family's variant interface: run() is its main op on the family's argument struct (a
+// family with more ops adds them).
+template <class Args>
+class VariantOf : public Variant {
+ public:
+  virtual at::Tensor run(const Args& args, const ParamValues& params) const = 0;
+};
+
+// One static instance of a variant type: what plain_<family>() and fused_<family>() hand out.
+template <class T>
+const T& variant_instance() {
+  static const T kInstance;
+  return kInstance;
+}
+
 }  // namespace sg::kernels

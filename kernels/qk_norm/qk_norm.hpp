@@ -33,10 +33,7 @@ struct QkNormArgs {
   at::Tensor table;  // undefined: RMSNorm only
   int64_t heads = 1;
 };
-class QkNormVariant : public Variant {
- public:
-  virtual at::Tensor run(const QkNormArgs& args, const ParamValues& params) const = 0;
-};
+using QkNormVariant = VariantOf<QkNormArgs>;
 // The plain variant (the reference), always available on every device.
 const QkNormVariant& plain_qk_norm();
 // The fused CUDA variant; nullptr in a build without CUDA.

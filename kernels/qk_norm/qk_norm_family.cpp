@@ -26,19 +26,13 @@ class PlainQkNorm final : public QkNormVariant {
 // row_warps: warps a row in the one-pass forward (2: each holds half a lane's vectors, for
 // rows of up to 1536 elements; vec applies to the other passes).
 FamilyInfo qk_norm_family() {
-  return cuda_family(
-      "QKNORM", "FUSED_QK_NORM",
-      {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"row_warps", {1, 2}}},
-      {{"threads*vec<=2048",
-        [](const ParamValues& p) { return param(p, "threads") * param(p, "vec") <= 2048; }}},
-      {{"threads", 128}, {"vec", 4}, {"row_warps", 2}});
+  return cuda_family("QKNORM", "FUSED_QK_NORM",
+                     {{"threads", {128, 256, 512}}, {"vec", {1, 2, 4}}, {"row_warps", {1, 2}}},
+                     {threads_times_vec_at_most<2048>()},
+                     {{"threads", 128}, {"vec", 4}, {"row_warps", 2}});
 }
 
-const QkNormVariant& plain_qk_norm() {
-  static const PlainQkNorm kPlain;
-  return kPlain;
-}
-
+const QkNormVariant& plain_qk_norm() { return variant_instance<PlainQkNorm>(); }
 #if !SPEEDGATE_WITH_CUDA
 const QkNormVariant* fused_qk_norm() { return nullptr; }
 #endif

@@ -16,15 +16,10 @@
 #include "kernels/qk_norm/qk_norm.hpp"
 #include "kernels/qk_norm/qk_norm_launchers.hpp"
 
-#include <torch/csrc/autograd/custom_function.h>
-
 #include <tuple>
 
 namespace sg::kernels {
 namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
 
 // The norm-only form has no rotation table. The autograd function only takes defined
 // tensors (LibTorch records device and shape of every tensor argument), so "no table" travels
@@ -104,10 +99,7 @@ class FusedQkNorm final : public QkNormVariant {
 
 }  // namespace
 
-const QkNormVariant* fused_qk_norm() {
-  static const FusedQkNorm kVariant;
-  return &kVariant;
-}
+const QkNormVariant* fused_qk_norm() { return &variant_instance<FusedQkNorm>(); }
 
 }  // namespace sg::kernels
 

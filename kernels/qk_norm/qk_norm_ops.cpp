@@ -4,52 +4,29 @@
 #include "kernels/qk_norm/qk_norm.hpp"
 
 namespace sg::kernels {
-namespace {
-
-FamilyState& qk_norm_state() {
-  static FamilyState& fs = family_state("QKNORM");
-  return fs;
-}
-
-}  // namespace
-
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  auto& fs = qk_norm_state();
-  const auto* fused = fused_variant(fs, fused_qk_norm());
-  const QkNormArgs args{x, weight, eps, at::Tensor(), 1};
-  auto compare = [&] {
-    return same_forward_backward(
-        [&](const std::vector<at::Tensor>& in) {
-          return std::vector<at::Tensor>{
-              fused->run({in[0], in[1], eps, at::Tensor(), 1}, fs.params)};
-        },
-        [&](const std::vector<at::Tensor>& in) {
-          return std::vector<at::Tensor>{
-              plain_qk_norm().run({in[0], in[1], eps, at::Tensor(), 1}, kNoParams)};
-        },
-        {x, weight}, {true, true});
+  static FamilyState& fs = family_state("QKNORM");
+  auto call = [eps](const QkNormVariant& v, const std::vector<at::Tensor>& in,
+                    const ParamValues& p) {
+    return v.run({in[0], in[1], eps, at::Tensor(), 1}, p);
   };
-  if (use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm", compare))
-    return fused->run(args, fs.params);
-  return plain_qk_norm().run(args, kNoParams);
+  return dispatch_op(fs, fused_variant(fs, fused_qk_norm()), plain_qk_norm(),
+                     qk_norm_problem({x, weight, eps, at::Tensor(), 1}), "QKNORM", "norm",
+                     {x, weight}, {true, true}, call);
 }
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps,
                          const at::Tensor& table, int64_t heads) {
-  auto& fs = qk_norm_state();
+  static FamilyState& fs = family_state("QKNORM");
   const auto* fused = fused_variant(fs, fused_qk_norm());
   const QkNormArgs args{x, weight, eps, table, heads};
-  auto compare = [&] {
-    return same_forward_backward(
-        [&](const std::vector<at::Tensor>& in) {
-          return std::vector<at::Tensor>{fused->run({in[0], in[1], eps, in[2], heads}, fs.params)};
-        },
-        [&](const std::vector<at::Tensor>& in) {
-          return std::vector<at::Tensor>{
-              plain_qk_norm().run({in[0], in[1], eps, in[2], heads}, kNoParams)};
-        },
-        {x, weight, table}, {true, true, false});
+  auto call = [eps, heads](const QkNormVariant& v, const std::vector<at::Tensor>& in,
+                           const ParamValues& p) {
+    return v.run({in[0], in[1], eps, in[2], heads}, p);
   };
+  const std::vector<at::Tensor> inputs{x, weight, table};
+  const std::vector<bool> differentiable{true, true, false};
+  const auto compare = first_call_compare(fs, fused, plain_qk_norm(), inputs, differentiable, call);
   static const FamilyState& rope = family_state("ROPE");
   const bool rope_on = rope.selected && !rope.fell_back;
   if (rope_on && use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm_rope", compare)) {

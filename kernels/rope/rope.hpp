@@ -30,10 +30,7 @@ struct RopeArgs {
   at::Tensor x;
   at::Tensor table;
 };
-class RopeVariant : public Variant {
- public:
-  virtual at::Tensor run(const RopeArgs& args, const ParamValues& params) const = 0;
-};
+using RopeVariant = VariantOf<RopeArgs>;
 // The plain variant (the reference), always available on every device.
 const RopeVariant& plain_rope();
 // The fused CUDA variant; nullptr in a build without CUDA.

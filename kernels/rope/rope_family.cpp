@@ -24,18 +24,11 @@ class PlainRope final : public RopeVariant {
 // (benchmarks/results/kernels_h200.md, 2026-11-30 second sweep); every variant is bitwise
 // the plain path, so a default changes speed only.
 FamilyInfo rope_family() {
-  return cuda_family(
-      "ROPE", "FUSED_ROPE", {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
-      {{"threads*vec<=1024",
-        [](const ParamValues& p) { return param(p, "threads") * param(p, "vec") <= 1024; }}},
-      {{"threads", 128}, {"vec", 2}});
+  return cuda_family("ROPE", "FUSED_ROPE", {{"threads", {64, 128, 256}}, {"vec", {1, 2, 4}}},
+                     {threads_times_vec_at_most<1024>()}, {{"threads", 128}, {"vec", 2}});
 }
 
-const RopeVariant& plain_rope() {
-  static const PlainRope kPlain;
-  return kPlain;
-}
-
+const RopeVariant& plain_rope() { return variant_instance<PlainRope>(); }
 #if !SPEEDGATE_WITH_CUDA
 const RopeVariant* fused_rope() { return nullptr; }
 #endif

@@ -7,13 +7,8 @@
 #include "kernels/rope/rope.hpp"
 #include "kernels/rope/rope_launchers.hpp"
 
-#include <torch/csrc/autograd/custom_function.h>
-
 namespace sg::kernels {
 namespace {
-
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
 
 class Rope3dFunction : public torch::autograd::Function<Rope3dFunction> {
  public:
@@ -58,10 +53,7 @@ class FusedRope final : public RopeVariant {
 
 }  // namespace
 
-const RopeVariant* fused_rope() {
-  static const FusedRope kVariant;
-  return &kVariant;
-}
+const RopeVariant* fused_rope() { return &variant_instance<FusedRope>(); }
 
 }  // namespace sg::kernels
 

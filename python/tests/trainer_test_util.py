@@ -65,3 +65,28 @@ class CachedRunCase(TempDirCase):
         with open(path, encoding="utf-8") as f:
             self.runs[key] = json.load(f)
         return self.runs[key]
+
+
+class ExampleTrainerCase(CachedRunCase):
+    """A CachedRunCase over an example trainer: cls.manifest is its `describe --json`."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.manifest = describe(cls.TRAIN)
+
+    def assert_identity_class(self, identity, base, r, loss_rel_tol,
+                              same=("param_digest", "eval_loss_bits")):
+        """Run r (a switch set) against base (the default) as the switch's declared class
+        says: bitwise, every step's loss and grad-norm bits and the `same` fields equal;
+        tolerance, other step bits and every step's loss within loss_rel_tol of base's."""
+        def bits(res):
+            return [(s["loss_bits"], s["grad_norm_bits"]) for s in res["step_records"]]
+        if identity == "bitwise":
+            self.assertEqual(bits(r), bits(base))
+            for key in same:
+                self.assertEqual(r[key], base[key])
+        else:
+            self.assertNotEqual(bits(r), bits(base), "declared tolerance but bitwise")
+            for x, y in zip(base["step_records"], r["step_records"]):
+                self.assertAlmostEqual(x["loss"], y["loss"], delta=loss_rel_tol * x["loss"])

@@ -34,25 +34,8 @@ const TrainerRun& baseline() {
   return r;
 }
 
-// Non-default values worth checking for a switch, with what it requires.
-std::vector<std::map<std::string, std::string>> cases_for(const SwitchSpec& s) {
-  std::vector<std::map<std::string, std::string>> out;
-  for (const auto& v : s.values) {
-    if (v == s.default_value) continue;
-    std::map<std::string, std::string> env{{s.env(), v}};
-    for (const auto& req : s.requires)
-      env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
-    out.push_back(env);
-  }
-  return out;
-}
-
 TEST(GpuIdentity, BaselineIsDeterministic) {
-  ASSERT_EQ(baseline().exit_code, 0) << baseline().stderr_text;
-  const auto again = run("small", 2, {});
-  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
-  EXPECT_EQ(baseline().result["param_digest"], again.result["param_digest"]);
-  EXPECT_EQ(baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
+  gpu_test::expect_same_digests(baseline(), run("small", 2, {}));
 }
 
 TEST(GpuIdentity, EverySwitchAgainstDefault) {
@@ -60,23 +43,12 @@ TEST(GpuIdentity, EverySwitchAgainstDefault) {
   const auto& base = baseline().result;
   for (const auto& s : switch_table()) {
     if (!s.unavailable_reason.empty() || !workload_named("wam").reads_switch(s)) continue;
-    for (const auto& env : cases_for(s)) {
+    for (const auto& env : gpu_test::switch_cases(s)) {
       const auto r = run("small", 2, env);
       std::string label = s.env() + "=" + env.at(s.env());
       ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
-      const auto& a = base["step_records"];
-      const auto& b = r.result["step_records"];
-      ASSERT_EQ(a.size(), b.size()) << label;
-      if (s.identity == Identity::kBitwise) {
-        for (size_t i = 0; i < a.size(); ++i) {
-          EXPECT_EQ(a[i]["loss_bits"], b[i]["loss_bits"]) << label << " step " << i;
-          EXPECT_EQ(a[i]["grad_norm_bits"], b[i]["grad_norm_bits"]) << label << " step " << i;
-        }
-        EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
-        EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
-      } else {
-        gpu_test::expect_close_losses(base, r.result, label);  // bf16 autocast rounding
-      }
+      gpu_test::expect_switch_identity(base, r.result, s.identity == Identity::kBitwise, label);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }

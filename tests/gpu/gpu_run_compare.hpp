@@ -3,6 +3,7 @@
 // CUDA-graphs-with-every-SDPA-backend check both suites make.
 #pragma once
 
+#include "trainer/switches/switch_table.hpp"
 #include "trainer/trainer_harness.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace sg::trainer::gpu_test {
 
@@ -27,6 +29,15 @@ inline void expect_bitwise_runs(const testing::TrainerRun& a, const testing::Tra
   testing::expect_bitwise_equal(a.result, b.result);
 }
 
+// Both runs exited 0 with the same parameter and optimizer digests (`again` repeats `first`).
+inline void expect_same_digests(const testing::TrainerRun& first,
+                                const testing::TrainerRun& again) {
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_EQ(first.result["param_digest"], again.result["param_digest"]);
+  EXPECT_EQ(first.result["optimizer_digest"], again.result["optimizer_digest"]);
+}
+
 // The same number of steps, and every step's loss of `b` finite and within 2 % of `a`'s
 // (bf16 autocast rounding, or a backward that is not deterministic).
 inline void expect_close_losses(const nlohmann::json& a_result, const nlohmann::json& b_result,
@@ -39,6 +50,39 @@ inline void expect_close_losses(const nlohmann::json& a_result, const nlohmann::
     EXPECT_TRUE(std::isfinite(lb)) << label;
     EXPECT_NEAR(lb / la, 1.0, 2e-2) << label << " step " << i;
   }
+}
+
+// The environments that set one switch to each of its non-default values, with the
+// switches its `requires` names set as they require.
+inline std::vector<Env> switch_cases(const SwitchSpec& s) {
+  std::vector<Env> out;
+  for (const auto& v : s.values) {
+    if (v == s.default_value) continue;
+    Env env{{s.env(), v}};
+    for (const auto& req : s.requires)
+      env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+    out.push_back(env);
+  }
+  return out;
+}
+
+// A switch's run `b` against the default run `a`: with `bitwise`, every step's loss and
+// grad-norm bits and both digests equal; otherwise close losses (expect_close_losses).
+inline void expect_switch_identity(const nlohmann::json& a_result, const nlohmann::json& b_result,
+                                   bool bitwise, const std::string& label) {
+  const auto& a = a_result["step_records"];
+  const auto& b = b_result["step_records"];
+  ASSERT_EQ(a.size(), b.size()) << label;
+  if (!bitwise) {
+    expect_close_losses(a_result, b_result, label);  // bf16 autocast rounding
+    return;
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i]["loss_bits"], b[i]["loss_bits"]) << label << " step " << i;
+    EXPECT_EQ(a[i]["grad_norm_bits"], b[i]["grad_norm_bits"]) << label << " step " << i;
+  }
+  EXPECT_EQ(a_result["param_digest"], b_result["param_digest"]) << label;
+  EXPECT_EQ(a_result["optimizer_digest"], b_result["optimizer_digest"]) << label;
 }
 
 // The SDPA backends are capturable: for each of efficient, flash and cudnn at

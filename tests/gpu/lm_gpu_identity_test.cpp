@@ -37,10 +37,7 @@ const TrainerRun& lm_baseline() {
 TEST(GpuLmIdentity, BaselineIsDeterministic) {
   ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().stderr_text;
   EXPECT_EQ(lm_baseline().result["fingerprint"]["device"], "cuda");
-  const auto again = run_lm("lm", {});
-  ASSERT_EQ(again.exit_code, 0) << again.stderr_text;
-  EXPECT_EQ(lm_baseline().result["param_digest"], again.result["param_digest"]);
-  EXPECT_EQ(lm_baseline().result["optimizer_digest"], again.result["optimizer_digest"]);
+  gpu_test::expect_same_digests(lm_baseline(), run_lm("lm", {}));
 }
 
 TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
@@ -48,26 +45,14 @@ TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
   const auto& base = lm_baseline().result;
   for (const auto& s : switch_table()) {
     if (!s.unavailable_reason.empty() || !workload_named("lm").reads_switch(s)) continue;
-    for (const auto& v : s.values) {
-      if (v == s.default_value) continue;
-      std::map<std::string, std::string> env{{s.env(), v}};
-      for (const auto& req : s.requires)
-        env["SG_" + req.substr(0, req.find('='))] = req.substr(req.find('=') + 1);
+    for (const auto& env : gpu_test::switch_cases(s)) {
       const auto r = run_lm("lm", env);
-      const std::string label = s.env() + "=" + v;
+      const std::string label = s.env() + "=" + env.at(s.env());
       ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
-      const auto& a = base["step_records"];
-      const auto& b = r.result["step_records"];
-      ASSERT_EQ(a.size(), b.size()) << label;
-      if (s.identity == Identity::kBitwise && s.deterministic) {
-        for (size_t i = 0; i < a.size(); ++i) {
-          EXPECT_EQ(a[i]["loss_bits"], b[i]["loss_bits"]) << label << " step " << i;
-          EXPECT_EQ(a[i]["grad_norm_bits"], b[i]["grad_norm_bits"]) << label << " step " << i;
-        }
-        EXPECT_EQ(base["param_digest"], r.result["param_digest"]) << label;
-        EXPECT_EQ(base["optimizer_digest"], r.result["optimizer_digest"]) << label;
-      } else {
-        gpu_test::expect_close_losses(base, r.result, label);  // bf16 autocast rounding
+      const bool bitwise = s.identity == Identity::kBitwise && s.deterministic;
+      gpu_test::expect_switch_identity(base, r.result, bitwise, label);
+      if (::testing::Test::HasFatalFailure()) return;
+      if (!bitwise) {
         EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"])
             << label;
       }

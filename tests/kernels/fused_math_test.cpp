@@ -9,6 +9,7 @@
 #include "kernels/cat/cat.hpp"
 #include "kernels/common/dispatch.hpp"
 #include "kernels/rope/rope.hpp"
+#include "rope_grid_case.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -56,22 +57,16 @@ at::Tensor rope_emulate(const at::Tensor& x, const at::Tensor& table, bool backw
   }
 }
 
-struct RopeCase {
-  int64_t b, f, h, w, heads, head_dim;
-  at::ScalarType dtype;
-};
-
 TEST(FusedMath, RopeForwardAndBackwardMatchReferenceBitwise) {
-  const std::vector<RopeCase> cases = {
+  const std::vector<RopeGridCase> cases = {
       {2, 3, 2, 2, 3, 12, at::kFloat}, {1, 2, 3, 5, 2, 14, at::kBFloat16},
       {2, 1, 1, 3, 1, 6, at::kDouble}, {1, 2, 2, 3, 3, 18, at::kHalf},
       {1, 5, 4, 4, 2, 32, at::kFloat}, {3, 1, 1, 1, 1, 8, at::kBFloat16},
   };
   at::manual_seed(3);
   for (const auto& c : cases) {
-    const int64_t s = c.f * c.h * c.w;
-    auto table = rope3d_table(c.f, c.h, c.w, c.head_dim, 10000.0, at::kCPU);
-    auto x = (at::randn({c.b, s, c.heads, c.head_dim}, at::kDouble) * 3).to(c.dtype);
+    auto table = c.table();
+    auto x = (at::randn({c.b, c.tokens(), c.heads, c.head_dim}, at::kDouble) * 3).to(c.dtype);
     auto xr = x.clone().requires_grad_(true);
     auto y = rope3d_apply_reference(xr, table);
     EXPECT_TRUE(bitwise_equal(rope_emulate(x, table, false), y.detach())) << c.dtype;

@@ -81,6 +81,14 @@ class KernelOps : public ::testing::Test {
     select_kernels({});
     testing::reset_first_call_checks();
   }
+
+  // Selects `family` alone, with `variant` standing in for its fused variant.
+  static void select_stand_in(const std::string& family, const Variant* variant) {
+    testing::override_fused(family, variant);
+    KernelSelection sel;
+    sel.fused[family] = true;
+    select_kernels(sel);
+  }
 };
 
 TEST_F(KernelOps, UnselectedFamiliesRunPlain) {
@@ -144,10 +152,7 @@ TEST_F(KernelOps, BadParametersNameTheFamily) {
 
 TEST_F(KernelOps, ExactFusedVariantPassesFirstCallAndIsUsed) {
   TestRope exact(false);
-  testing::override_fused("ROPE", &exact);
-  KernelSelection sel;
-  sel.fused["ROPE"] = true;
-  select_kernels(sel);
+  select_stand_in("ROPE", &exact);
   auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
   auto x = at::randn({2, 8, 3, 12}).requires_grad_(true);
   auto y = rope_apply(x, table);
@@ -164,10 +169,7 @@ TEST_F(KernelOps, ExactFusedVariantPassesFirstCallAndIsUsed) {
 
 TEST_F(KernelOps, DifferingFusedVariantFallsBackToPlainOnFirstCall) {
   TestRope wrong(true);
-  testing::override_fused("ROPE", &wrong);
-  KernelSelection sel;
-  sel.fused["ROPE"] = true;
-  select_kernels(sel);
+  select_stand_in("ROPE", &wrong);
   auto table = rope3d_table(2, 2, 2, 12, 10000.0, at::kCPU);
   auto x = at::randn({1, 8, 2, 12});
   ::testing::internal::CaptureStderr();
@@ -183,10 +185,7 @@ TEST_F(KernelOps, DifferingFusedVariantFallsBackToPlainOnFirstCall) {
 
 TEST_F(KernelOps, InjectedMismatchFallsBackAndCatSplitAreCheckedSeparately) {
   TestCat cat;
-  testing::override_fused("CAT", &cat);
-  KernelSelection sel;
-  sel.fused["CAT"] = true;
-  select_kernels(sel);
+  select_stand_in("CAT", &cat);
   auto v = at::randn({2, 3, 4}).requires_grad_(true), a = at::randn({2, 2, 4}).requires_grad_(true);
   auto joint = joint_cat(v, a);
   EXPECT_TRUE(fallen_back_families().empty());

@@ -8,6 +8,7 @@
 #include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/common/dispatch.hpp"
 #include "kernels/qk_norm/qk_norm.hpp"
+#include "rope_grid_case.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
@@ -34,6 +35,23 @@ std::pair<double, double> angle(const Geometry& g, const at::Tensor& table, int6
   return {t[0], t[1]};
 }
 
+// Rotates the n float32 values at p pair by pair in place, as the kernels do: the output
+// after the norm (forward), or the incoming grad before the norm's backward.
+void rotate_pairs(float* p, int64_t n, const Geometry& geo, const at::Tensor& table,
+                  bool backward) {
+  for (int64_t e = 0; e < n; e += 2) {
+    const auto [c, s] = angle(geo, table, e);
+    double r0, r1;
+    if (backward) {
+      fm::rope_backward(fm::to_double(p[e]), fm::to_double(p[e + 1]), c, s, r0, r1);
+    } else {
+      fm::rope_forward(fm::to_double(p[e]), fm::to_double(p[e + 1]), c, s, r0, r1);
+    }
+    p[e] = fm::from_double<float>(r0);
+    p[e + 1] = fm::from_double<float>(r1);
+  }
+}
+
 template <typename T>
 std::pair<at::Tensor, at::Tensor> forward_emulate(const at::Tensor& x, const at::Tensor& w,
                                                   double eps, const at::Tensor& table,
@@ -51,15 +69,7 @@ std::pair<at::Tensor, at::Tensor> forward_emulate(const at::Tensor& x, const at:
     op[e] = fm::rms_normalize<T>(fm::to_float(xp[e]), r.data_ptr<float>()[e / geo.channels],
                                  wp[e % geo.channels]);
   }
-  if (geo.rope) {
-    for (int64_t e = 0; e < x.numel(); e += 2) {
-      const auto [c, s] = angle(geo, table, e);
-      double r0, r1;
-      fm::rope_forward(fm::to_double(op[e]), fm::to_double(op[e + 1]), c, s, r0, r1);
-      op[e] = fm::from_double<float>(r0);
-      op[e + 1] = fm::from_double<float>(r1);
-    }
-  }
+  if (geo.rope) rotate_pairs(op, x.numel(), geo, table, /*backward=*/false);
   return {out, r};
 }
 
@@ -71,15 +81,7 @@ std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, cons
   const Geometry geo = geometry(x, table, heads);
   auto g = g_out.contiguous().view(x.sizes()).clone();
   float* gp = g.data_ptr<float>();
-  if (geo.rope) {
-    for (int64_t e = 0; e < x.numel(); e += 2) {
-      const auto [c, s] = angle(geo, table, e);
-      double r0, r1;
-      fm::rope_backward(fm::to_double(gp[e]), fm::to_double(gp[e + 1]), c, s, r0, r1);
-      gp[e] = fm::from_double<float>(r0);
-      gp[e + 1] = fm::from_double<float>(r1);
-    }
-  }
+  if (geo.rope) rotate_pairs(gp, x.numel(), geo, table, /*backward=*/true);
   const T* xp = x.data_ptr<T>();
   const float* wp = w.data_ptr<float>();
   const float* rp = r.data_ptr<float>();
@@ -101,15 +103,30 @@ std::pair<at::Tensor, at::Tensor> backward_emulate(const at::Tensor& g_out, cons
   return {gx, g_w};
 }
 
-struct Case {
-  int64_t b, f, h, w, heads, head_dim;
-  at::ScalarType dtype;
-};
+// The emulated passes of x (float32 or bf16) against the reference's output y and the
+// grads autograd left in xr and wr for the output grad g.
+void expect_emulation_matches(const at::Tensor& x, const at::Tensor& w, const at::Tensor& table,
+                              int64_t heads, const at::Tensor& y, const at::Tensor& g,
+                              const at::Tensor& xr, const at::Tensor& wr, const std::string& what) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    auto [out, r] = forward_emulate<T>(x, w, 1e-6, table, heads);
+    EXPECT_TRUE(bitwise_equal(out.view(y.sizes()), y.detach())) << what;
+    auto [gx, gw] = backward_emulate<T>(g, x, w, r, table, heads);
+    EXPECT_TRUE(bitwise_equal(gx, xr.grad())) << what;
+    EXPECT_TRUE(bitwise_equal(gw, wr.grad())) << what;
+  };
+  if (x.scalar_type() == at::kFloat) {
+    run(float{});
+  } else {
+    run(c10::BFloat16{});
+  }
+}
 
-void check(const Case& k, bool rope) {
-  const int64_t s = k.f * k.h * k.w, c = k.heads * k.head_dim;
-  auto table = rope ? rope3d_table(k.f, k.h, k.w, k.head_dim, 10000.0, at::kCPU) : at::Tensor();
-  auto x = (at::randn({k.b, s, c}) * 3 + 0.5).to(k.dtype);
+void check(const RopeGridCase& k, bool rope) {
+  const int64_t c = k.heads * k.head_dim;
+  auto table = rope ? k.table() : at::Tensor();
+  auto x = (at::randn({k.b, k.tokens(), c}) * 3 + 0.5).to(k.dtype);
   auto w = at::randn({c}) * 0.5 + 1;
   auto xr = x.clone().requires_grad_(true), wr = w.clone().requires_grad_(true);
   auto y = rope ? rms_norm_rope_reference(xr, wr, 1e-6, table, k.heads)
@@ -119,23 +136,11 @@ void check(const Case& k, bool rope) {
   y.backward(g);
   const std::string what =
       std::string(c10::toString(k.dtype)) + (rope ? " rope" : "") + " C=" + std::to_string(c);
-  auto run = [&](auto tag) {
-    using T = decltype(tag);
-    auto [out, r] = forward_emulate<T>(x, w, 1e-6, table, k.heads);
-    EXPECT_TRUE(bitwise_equal(out.view(y.sizes()), y.detach())) << what;
-    auto [gx, gw] = backward_emulate<T>(g, x, w, r, table, k.heads);
-    EXPECT_TRUE(bitwise_equal(gx, xr.grad())) << what;
-    EXPECT_TRUE(bitwise_equal(gw, wr.grad())) << what;
-  };
-  if (k.dtype == at::kFloat) {
-    run(float{});
-  } else {
-    run(c10::BFloat16{});
-  }
+  expect_emulation_matches(x, w, table, k.heads, y, g, xr, wr, what);
 }
 
 TEST(QkNormMath, ForwardAndBackwardMatchReferenceBitwise) {
-  const std::vector<Case> cases = {
+  const std::vector<RopeGridCase> cases = {
       {2, 2, 2, 2, 2, 12, at::kFloat},    {2, 2, 2, 2, 2, 12, at::kBFloat16},
       {1, 1, 1, 1, 1, 6, at::kFloat},     {3, 1, 3, 1, 3, 10, at::kBFloat16},
       {1, 2, 2, 4, 4, 32, at::kBFloat16}, {2, 1, 1, 3, 1, 14, at::kFloat},
@@ -156,19 +161,7 @@ TEST(QkNormMath, OddChannelCountWithoutRotation) {
     auto y = rms_norm_reference(xr, wr, 1e-6);
     auto g = at::randn(y.sizes());
     y.backward(g);
-    if (dtype == at::kFloat) {
-      auto [out, r] = forward_emulate<float>(x, w, 1e-6, at::Tensor(), 1);
-      EXPECT_TRUE(bitwise_equal(out, y.detach()));
-      auto [gx, gw] = backward_emulate<float>(g, x, w, r, at::Tensor(), 1);
-      EXPECT_TRUE(bitwise_equal(gx, xr.grad()));
-      EXPECT_TRUE(bitwise_equal(gw, wr.grad()));
-    } else {
-      auto [out, r] = forward_emulate<c10::BFloat16>(x, w, 1e-6, at::Tensor(), 1);
-      EXPECT_TRUE(bitwise_equal(out, y.detach()));
-      auto [gx, gw] = backward_emulate<c10::BFloat16>(g, x, w, r, at::Tensor(), 1);
-      EXPECT_TRUE(bitwise_equal(gx, xr.grad()));
-      EXPECT_TRUE(bitwise_equal(gw, wr.grad()));
-    }
+    expect_emulation_matches(x, w, at::Tensor(), 1, y, g, xr, wr, c10::toString(dtype));
   }
 }
 

@@ -6,22 +6,14 @@
 #include "trainer/workload/lm/osft_linear.hpp"
 #include "trainer/workload/lm/tokenizer.hpp"
 
+#include "tensor_counts.hpp"
+
 #include <gtest/gtest.h>
 
 namespace sg::trainer {
 namespace {
 
-int64_t count(torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
-
-int64_t count_buffers(torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& b : m.buffers()) n += b.numel();
-  return n;
-}
+using testing::numel_of;
 
 TEST(LmModel, AnalyticCountsMatchBuiltModules) {
   for (const char* size : {"tiny", "small"}) {
@@ -31,8 +23,9 @@ TEST(LmModel, AnalyticCountsMatchBuiltModules) {
       LmModelOptions o;
       o.osft = osft;
       LmModel model(c, o);
-      EXPECT_EQ(count(*model), lm_trainable_params(c, osft)) << size << " osft " << osft;
-      EXPECT_EQ(count_buffers(*model), lm_frozen_params(c, osft)) << size << " osft " << osft;
+      EXPECT_EQ(numel_of(model->parameters()), lm_trainable_params(c, osft))
+          << size << " osft " << osft;
+      EXPECT_EQ(numel_of(model->buffers()), lm_frozen_params(c, osft)) << size << " osft " << osft;
     }
   }
 }

@@ -1,22 +1,17 @@
 // End-to-end lm tests through the built binary: determinism, bitwise switches against
-// the default, PAD_TO_8 inside a tolerance band with the same real tokens, gradient
-// accumulation averaging (and the injected sum fault caught), lm_osft, a missing corpus
-// and switches that do not apply to the workload (exit 2), the manifest's lm entries.
+// the default, PAD_TO_8 inside a tolerance band with the same real tokens, lm_osft, a
+// missing corpus and switches that do not apply to the workload (exit 2), the manifest's lm
+// entries. Gradient accumulation: grad_accum_test.cpp.
 #include "trainer_harness.hpp"
 
 #include <gtest/gtest.h>
-
-#include <cmath>
 
 namespace sg::trainer::testing {
 namespace {
 
 std::string lm_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0,
                    const char* workload = "lm") {
-  return std::string("run --workload ") + workload + " --size tiny --steps " +
-         std::to_string(steps) + " --seed " + std::to_string(seed) + " --micro-batch " +
-         std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
-         " --threads 1 --warmup-steps 1 --eval-batches 1";
+  return tiny_run(steps, micro, accum, seed, workload);
 }
 
 const TrainerRun& baseline() {
@@ -26,10 +21,7 @@ const TrainerRun& baseline() {
 
 TEST(LmTrain, SameSeedTwiceIsBitwiseEqual) {
   const auto& a = baseline();
-  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
-  const auto b = run_trainer(lm_run());
-  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
-  expect_bitwise_equal(a.result, b.result);
+  ASSERT_NO_FATAL_FAILURE(expect_run_bitwise_equal(a, lm_run()));
   EXPECT_EQ(a.result.at("workload"), "lm");
   EXPECT_GT(a.result.at("tokens_per_s").get<double>(), 0.0);
   EXPECT_GT(a.result.at("extra").at("lm").at("real_tokens").get<int64_t>(), 0);
@@ -44,11 +36,7 @@ TEST(LmTrain, OtherSeedDiffers) {
 class LmBitwiseSwitch : public ::testing::TestWithParam<EnvCase> {};
 
 TEST_P(LmBitwiseSwitch, DigestsEqualDefault) {
-  const auto& base = baseline();
-  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
-  const auto run = run_trainer(lm_run(), GetParam().env);
-  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
-  expect_bitwise_equal(base.result, run.result);
+  expect_run_bitwise_equal(baseline(), lm_run(), GetParam().env);
 }
 
 // Every bitwise lm switch with a CPU path (FUSED_ROPE and CUDA_GRAPHS are GPU only).
@@ -63,48 +51,14 @@ TEST(LmTrain, PadTo8StaysInBandWithTheSameRealTokens) {
   ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
   const auto run = run_trainer(lm_run(), {{"SG_PAD_TO_8", "1"}});
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
-  const auto& a = base.result.at("step_records");
-  const auto& b = run.result.at("step_records");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-    ASSERT_TRUE(std::isfinite(lb));
-    EXPECT_NEAR(lb / la, 1.0, 1e-4) << "loss, step " << i;
-    EXPECT_NEAR(b[i]["grad_norm"].get<double>() / a[i]["grad_norm"].get<double>(), 1.0, 1e-3) << i;
-  }
-  EXPECT_NEAR(run.result["eval_loss"].get<double>() / base.result["eval_loss"].get<double>(), 1.0,
-              1e-4);
+  ASSERT_NO_FATAL_FAILURE(
+      expect_steps_close(base.result, run.result, /*loss_tol=*/1e-4, /*grad_tol=*/1e-3));
   const auto& la = base.result.at("extra").at("lm");
   const auto& lb = run.result.at("extra").at("lm");
   EXPECT_EQ(la.at("real_tokens"), lb.at("real_tokens"));
   EXPECT_GT(lb.at("positions").get<int64_t>(), la.at("positions").get<int64_t>())
       << "nothing was padded";
   for (const auto& len : lb.at("batch_lengths")) EXPECT_EQ(len.get<int64_t>() % 8, 0);
-}
-
-double step0_grad_norm(const TrainerRun& r) {
-  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  return r.result.at("step_records").at(0).at("grad_norm").get<double>();
-}
-
-bool ratio_ok(double ratio) { return ratio >= 0.99 && ratio <= 1.01; }
-
-TEST(LmGradAccum, AveragesMicroBatches) {
-  const auto accum = run_trainer(lm_run(1, 2, 4));
-  const auto whole = run_trainer(lm_run(1, 8, 1));
-  const double ratio = step0_grad_norm(accum) / step0_grad_norm(whole);
-  EXPECT_TRUE(ratio_ok(ratio)) << "grad-norm ratio " << ratio;
-  const double la = accum.result["step_records"][0]["loss"].get<double>();
-  const double lw = whole.result["step_records"][0]["loss"].get<double>();
-  EXPECT_NEAR(la / lw, 1.0, 1e-4) << "logged loss must be unscaled";
-}
-
-TEST(LmGradAccum, SumFaultIsCaught) {
-  const auto faulty = run_trainer(lm_run(1, 2, 4), {{"SPEEDGATE_TEST_FAULT", "grad_accum_sum"}});
-  const auto whole = run_trainer(lm_run(1, 8, 1));
-  const double ratio = step0_grad_norm(faulty) / step0_grad_norm(whole);
-  EXPECT_FALSE(ratio_ok(ratio)) << "grad-norm ratio " << ratio;
-  EXPECT_NEAR(ratio, 4.0, 0.4);
 }
 
 TEST(LmTrain, OsftTrainsFewerParameters) {
@@ -147,12 +101,7 @@ TEST(LmTrain, UnknownSizeExits2) {
 }
 
 TEST(LmManifest, WorkloadsSizesAndSwitchWorkloads) {
-  const std::string out = temp_dir() + "/lm_describe.json";
-  ASSERT_EQ(
-      std::system(
-          (std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out).c_str()),
-      0);
-  const auto m = nlohmann::json::parse(read_file(out));
+  const auto m = describe();
   std::map<std::string, nlohmann::json> workloads;
   for (const auto& w : m.at("workloads")) workloads[w.at("name").get<std::string>()] = w;
   ASSERT_TRUE(workloads.count("lm") && workloads.count("lm_osft") && workloads.count("wam"));

@@ -6,16 +6,14 @@
 #include "trainer/workload/wam/vae_encoder.hpp"
 #include "trainer/workload/wam/wam_model.hpp"
 
+#include "tensor_counts.hpp"
+
 #include <gtest/gtest.h>
 
 namespace sg::trainer {
 namespace {
 
-int64_t count(torch::nn::Module& m) {
-  int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
+using testing::numel_of;
 
 TEST(WamModel, AnalyticCountsMatchBuiltModules) {
   for (const char* size : {"tiny", "small"}) {
@@ -23,9 +21,9 @@ TEST(WamModel, AnalyticCountsMatchBuiltModules) {
     WamModel model(c, ModelOptions{});
     TextEncoder text(c);
     VaeEncoder vae(c);
-    EXPECT_EQ(count(*model), trainable_params(c)) << size;
-    EXPECT_EQ(count(*text), text_encoder_params(c)) << size;
-    EXPECT_EQ(count(*vae), vae_params(c)) << size;
+    EXPECT_EQ(numel_of(model->parameters()), trainable_params(c)) << size;
+    EXPECT_EQ(numel_of(text->parameters()), text_encoder_params(c)) << size;
+    EXPECT_EQ(numel_of(vae->parameters()), vae_params(c)) << size;
   }
 }
 

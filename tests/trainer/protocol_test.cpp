@@ -9,14 +9,6 @@
 namespace sg::trainer::testing {
 namespace {
 
-nlohmann::json describe() {
-  const std::string out = temp_dir() + "/describe.json";
-  const std::string cmd =
-      std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out;
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return nlohmann::json::parse(read_file(out));
-}
-
 TEST(Protocol, DescribeListsSwitchesSizesAndKernelFamilies) {
   const auto m = describe();
   EXPECT_EQ(m.at("protocol"), 1);

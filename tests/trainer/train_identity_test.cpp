@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 namespace sg::trainer::testing {
 namespace {
 
@@ -15,11 +13,7 @@ const TrainerRun& baseline() {
 }
 
 TEST(TrainIdentity, SameSeedTwiceIsBitwiseEqual) {
-  const auto& a = baseline();
-  ASSERT_EQ(a.exit_code, 0) << a.stderr_text;
-  const auto b = run_trainer(tiny_run());
-  ASSERT_EQ(b.exit_code, 0) << b.stderr_text;
-  expect_bitwise_equal(a.result, b.result);
+  expect_run_bitwise_equal(baseline(), tiny_run());
 }
 
 TEST(TrainIdentity, OtherSeedDiffers) {
@@ -53,11 +47,7 @@ TEST(TrainIdentity, TextCacheHitsStayBitwise) {
 class BitwiseSwitch : public ::testing::TestWithParam<EnvCase> {};
 
 TEST_P(BitwiseSwitch, DigestsEqualDefault) {
-  const auto& base = baseline();
-  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
-  const auto run = run_trainer(tiny_run(), GetParam().env);
-  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
-  expect_bitwise_equal(base.result, run.result);
+  expect_run_bitwise_equal(baseline(), tiny_run(), GetParam().env);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -92,19 +82,7 @@ TEST_P(ToleranceSwitch, FiniteAndClose) {
   ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
   const auto run = run_trainer(tiny_run(), GetParam().env);
   ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
-  const auto& a = base.result.at("step_records");
-  const auto& b = run.result.at("step_records");
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
-    const double ga = a[i]["grad_norm"].get<double>(), gb = b[i]["grad_norm"].get<double>();
-    ASSERT_TRUE(std::isfinite(lb) && std::isfinite(gb));
-    EXPECT_NEAR(lb / la, 1.0, 1e-3) << "loss, step " << i;
-    EXPECT_NEAR(gb / ga, 1.0, 1e-2) << "grad norm, step " << i;
-  }
-  const double ea = base.result["eval_loss"].get<double>(),
-               eb = run.result["eval_loss"].get<double>();
-  EXPECT_NEAR(eb / ea, 1.0, 1e-3);
+  expect_steps_close(base.result, run.result, /*loss_tol=*/1e-3, /*grad_tol=*/1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -119,11 +97,7 @@ INSTANTIATE_TEST_SUITE_P(
 // host, and must give the bits the host-side sum gives.
 TEST(TrainIdentity, AsyncStepStatsWithGradientAccumulation) {
   const std::string args = tiny_run(/*steps=*/3, /*micro=*/1, /*accum=*/3);
-  const auto base = run_trainer(args);
-  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
-  const auto lagged = run_trainer(args, {{"SG_ASYNC_STEP_STATS", "1"}});
-  ASSERT_EQ(lagged.exit_code, 0) << lagged.stderr_text;
-  expect_bitwise_equal(base.result, lagged.result);
+  expect_run_bitwise_equal(run_trainer(args), args, {{"SG_ASYNC_STEP_STATS", "1"}});
 }
 
 // SPEEDGATE_PROFILE=1 only synchronises and times phases: the same bits as an unprofiled

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -99,10 +100,23 @@ inline TrainerRun cached_run_trainer(const std::string& args) {
   return r;
 }
 
-inline std::string tiny_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0) {
-  return "run --workload wam --size tiny --steps " + std::to_string(steps) + " --seed " +
-         std::to_string(seed) + " --micro-batch " + std::to_string(micro) + " --grad-accum " +
-         std::to_string(accum) + " --threads 1 --warmup-steps 1 --eval-batches 1";
+// `run` of a workload's tiny size: one thread, one warm-up step, one eval batch.
+inline std::string tiny_run(int steps = 3, int micro = 2, int accum = 1, int seed = 0,
+                            const char* workload = "wam") {
+  return std::string("run --workload ") + workload + " --size tiny --steps " +
+         std::to_string(steps) + " --seed " + std::to_string(seed) + " --micro-batch " +
+         std::to_string(micro) + " --grad-accum " + std::to_string(accum) +
+         " --threads 1 --warmup-steps 1 --eval-batches 1";
+}
+
+// The manifest `speedgate-train describe --json` prints.
+inline nlohmann::json describe() {
+  // describe prints to stdout, which run_trainer does not keep.
+  const std::string out = temp_dir() + "/describe.json";
+  const std::string cmd =
+      std::string(SPEEDGATE_BIN_DIR) + "/speedgate-train describe --json > " + out;
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return nlohmann::json::parse(read_file(out));
 }
 
 inline std::string write_temp(const std::string& name, const std::string& content) {
@@ -134,6 +148,34 @@ inline void expect_bitwise_equal(const nlohmann::json& a, const nlohmann::json& 
   EXPECT_EQ(a.at("param_digest"), b.at("param_digest"));
   EXPECT_EQ(a.at("optimizer_digest"), b.at("optimizer_digest"));
   EXPECT_EQ(a.at("eval_loss_bits"), b.at("eval_loss_bits"));
+}
+
+// base (a run that must have succeeded) and a new run of `args` with `env`: the new one
+// succeeds with base's bits (expect_bitwise_equal).
+inline void expect_run_bitwise_equal(const TrainerRun& base, const std::string& args,
+                                     const std::map<std::string, std::string>& env = {}) {
+  ASSERT_EQ(base.exit_code, 0) << base.stderr_text;
+  const auto run = run_trainer(args, env);
+  ASSERT_EQ(run.exit_code, 0) << run.stderr_text;
+  expect_bitwise_equal(base.result, run.result);
+}
+
+// Every step of result b has a finite loss and grad norm within the relative tolerances of
+// a's, and b's eval loss is within loss_tol of a's.
+inline void expect_steps_close(const nlohmann::json& a_result, const nlohmann::json& b_result,
+                               double loss_tol, double grad_tol) {
+  const auto& a = a_result.at("step_records");
+  const auto& b = b_result.at("step_records");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double la = a[i]["loss"].get<double>(), lb = b[i]["loss"].get<double>();
+    const double ga = a[i]["grad_norm"].get<double>(), gb = b[i]["grad_norm"].get<double>();
+    ASSERT_TRUE(std::isfinite(lb) && std::isfinite(gb));
+    EXPECT_NEAR(lb / la, 1.0, loss_tol) << "loss, step " << i;
+    EXPECT_NEAR(gb / ga, 1.0, grad_tol) << "grad norm, step " << i;
+  }
+  const double ea = a_result["eval_loss"].get<double>(), eb = b_result["eval_loss"].get<double>();
+  EXPECT_NEAR(eb / ea, 1.0, loss_tol);
 }
 
 }  // namespace sg::trainer::testing

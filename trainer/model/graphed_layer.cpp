@@ -137,6 +137,24 @@ struct CapturedHolder : torch::CustomClassHolder {
   std::shared_ptr<CapturedLayer> captured;
 };
 
+// c's static inputs, copies of `inputs`, and the slots of those that receive a gradient.
+// Static inputs live in the ordinary allocator on the main stream (the replays use them there).
+void set_static_inputs(CapturedLayer& c, const TensorList& inputs) {
+  for (const auto& t : inputs) {
+    if (!t.defined()) {
+      c.static_inputs.emplace_back();
+      continue;
+    }
+    auto s = static_like(t).detach();  // a leaf of its own, not a view of the flat buffer
+    s.copy_(t.detach());
+    if (t.requires_grad()) s.requires_grad_(true);
+    c.static_inputs.push_back(s);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined() && inputs[i].requires_grad()) c.grad_slots.push_back(i);
+  }
+}
+
 // Warm-up, forward capture and backward capture of one signature (make_graphed_callables'
 // order for one callable). Runs on the capture stream, ordered after the current stream.
 std::shared_ptr<CapturedLayer> capture(const CheckpointBody& body, const TensorList& inputs,
@@ -150,20 +168,7 @@ std::shared_ptr<CapturedLayer> capture(const CheckpointBody& body, const TensorL
   }
   c10::cuda::CUDAGuard device_guard(device);
   auto main = c10::cuda::getCurrentCUDAStream(device);
-  // Static inputs live in the ordinary allocator on the main stream (the replays use them there).
-  for (const auto& t : inputs) {
-    if (!t.defined()) {
-      c->static_inputs.emplace_back();
-      continue;
-    }
-    auto s = static_like(t).detach();  // a leaf of its own, not a view of the flat buffer
-    s.copy_(t.detach());
-    if (t.requires_grad()) s.requires_grad_(true);
-    c->static_inputs.push_back(s);
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].defined() && inputs[i].requires_grad()) c->grad_slots.push_back(i);
-  }
+  set_static_inputs(*c, inputs);
   TensorList targets;
   for (size_t i : c->grad_slots) targets.push_back(c->static_inputs[i]);
   for (const auto& p : params) targets.push_back(p);

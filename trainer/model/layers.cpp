@@ -112,14 +112,19 @@ at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
   return out.transpose(1, 2).reshape({b, sq, h * d});
 }
 
+void register_attention_projections(torch::nn::Module& m, const std::string& suffix, int64_t in,
+                                    int64_t attn, const AttentionProjections& p) {
+  p.q = m.register_module("q" + suffix, Linear(in, attn));
+  p.k = m.register_module("k" + suffix, Linear(in, attn));
+  p.v = m.register_module("v" + suffix, Linear(in, attn));
+  p.o = m.register_module("o" + suffix, Linear(attn, in));
+  p.norm_q = m.register_module("norm_q" + suffix, RMSNorm(attn));
+  p.norm_k = m.register_module("norm_k" + suffix, RMSNorm(attn));
+}
+
 CrossAttentionImpl::CrossAttentionImpl(int64_t dim, int64_t heads_) : heads(heads_) {
   norm = register_module("norm", LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6)));
-  q = register_module("q", Linear(dim, dim));
-  k = register_module("k", Linear(dim, dim));
-  v = register_module("v", Linear(dim, dim));
-  o = register_module("o", Linear(dim, dim));
-  norm_q = register_module("norm_q", RMSNorm(dim));
-  norm_k = register_module("norm_k", RMSNorm(dim));
+  register_attention_projections(*this, "", dim, dim, {q, k, v, o, norm_q, norm_k});
 }
 
 at::Tensor CrossAttentionImpl::forward(const at::Tensor& x, const at::Tensor& context,

@@ -38,6 +38,15 @@ TORCH_MODULE(Mlp);
 at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                      const at::Tensor& mask, AttnBackend backend);
 
+// One attention's projections, registered on a module in this order with a suffix on their
+// names: q, k, v (in -> attn), o (attn -> in), norm_q, norm_k (RMSNorm over attn).
+struct AttentionProjections {
+  Linear &q, &k, &v, &o;
+  RMSNorm &norm_q, &norm_k;
+};
+void register_attention_projections(torch::nn::Module& m, const std::string& suffix, int64_t in,
+                                    int64_t attn, const AttentionProjections& p);
+
 // Cross-attention of x to a text context with a key padding mask [B, L] (bool; undefined:
 // every position visible).
 struct CrossAttentionImpl : torch::nn::Module {

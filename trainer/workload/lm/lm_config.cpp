@@ -1,8 +1,7 @@
 // Size table and analytic counts of the lm workload (see lm_config.hpp, docs/workloads.md).
 #include "trainer/workload/lm/lm_config.hpp"
 
-#include "common/suggest/suggest.hpp"
-#include "trainer/errors.hpp"
+#include "trainer/workload/size_table.hpp"
 
 #include <algorithm>
 
@@ -38,20 +37,9 @@ std::vector<std::pair<int64_t, int64_t>> block_linears(const LmConfig& c) {
 
 }  // namespace
 
-std::vector<std::string> lm_size_names() {
-  std::vector<std::string> out;
-  for (const auto& c : table()) out.push_back(c.name);
-  return out;
-}
+std::vector<std::string> lm_size_names() { return size_names(table()); }
 
-const LmConfig& lm_config(const std::string& size) {
-  for (const auto& c : table()) {
-    if (c.name == size) return c;
-  }
-  throw BadInputError("unknown size '" + size + "' of workload lm" +
-                      sg::did_you_mean(size, lm_size_names()) +
-                      " (sizes: " + sg::join_names(lm_size_names()) + ")");
-}
+const LmConfig& lm_config(const std::string& size) { return find_size(table(), size, "lm"); }
 
 int64_t osft_low_rank(int64_t in, int64_t out) {
   return std::max<int64_t>(1, std::min(in, out) * kOsftLowRankPercent / 100);

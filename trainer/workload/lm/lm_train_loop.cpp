@@ -222,27 +222,14 @@ void LmRun::finish() {
   int64_t optimizer_bytes = 0;
   r.param_digest = digest_tensors(named);
   r.optimizer_digest = optimizer_digest(optim, named, &optimizer_bytes);
-  double seconds = 0.0;
-  for (int64_t s = warmup; s < opt.steps; ++s)
-    seconds += r.step_records[static_cast<size_t>(s)].seconds;
-  r.steady_state_steps = opt.steps - warmup;
-  const double samples = static_cast<double>(rows_per_step * r.steady_state_steps);
-  r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
+  const double seconds = record_steady_throughput(opt, warmup, rows_per_step, r);
   r.tokens_per_s = seconds > 0 ? static_cast<double>(steady_tokens) / seconds : 0.0;
 
   const auto peaks = memory_peaks(rt.device);
   r.peak_allocated = {peaks.allocated};
   r.peak_reserved = {peaks.reserved};
-  auto& b = r.breakdown;
-  for (const auto& p : params) {
-    b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-    if (p.grad().defined())
-      b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
-  }
-  b.optimizer = optimizer_bytes;
-  b.frozen = bytes_of(model->buffers());
-  b.activations =
-      std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
+  r.breakdown =
+      memory_breakdown(params, optimizer_bytes, bytes_of(model->buffers()), peaks.allocated);
 
   r.extra["lm"] = {{"real_tokens", real_tokens},
                    {"positions", positions},

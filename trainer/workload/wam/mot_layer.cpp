@@ -26,18 +26,8 @@ at::Tensor gated(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gat
 
 JointAttentionImpl::JointAttentionImpl(const WamConfig& c) : heads(c.heads), head_dim(c.head_dim) {
   const int64_t dv = c.video_dim, da = c.action_dim, hd = c.attn_dim();
-  q_v = register_module("q_v", Linear(dv, hd));
-  k_v = register_module("k_v", Linear(dv, hd));
-  v_v = register_module("v_v", Linear(dv, hd));
-  o_v = register_module("o_v", Linear(hd, dv));
-  norm_q_v = register_module("norm_q_v", RMSNorm(hd));
-  norm_k_v = register_module("norm_k_v", RMSNorm(hd));
-  q_a = register_module("q_a", Linear(da, hd));
-  k_a = register_module("k_a", Linear(da, hd));
-  v_a = register_module("v_a", Linear(da, hd));
-  o_a = register_module("o_a", Linear(hd, da));
-  norm_q_a = register_module("norm_q_a", RMSNorm(hd));
-  norm_k_a = register_module("norm_k_a", RMSNorm(hd));
+  register_attention_projections(*this, "_v", dv, hd, {q_v, k_v, v_v, o_v, norm_q_v, norm_k_v});
+  register_attention_projections(*this, "_a", da, hd, {q_a, k_a, v_a, o_a, norm_q_a, norm_k_a});
 }
 
 std::pair<at::Tensor, at::Tensor> JointAttentionImpl::forward(const at::Tensor& h_v,

@@ -1,8 +1,7 @@
 // Size table and analytic counts of the wam workload (see wam_config.hpp, docs/workloads.md).
 #include "trainer/workload/wam/wam_config.hpp"
 
-#include "common/suggest/suggest.hpp"
-#include "trainer/errors.hpp"
+#include "trainer/workload/size_table.hpp"
 
 namespace sg::trainer {
 namespace {
@@ -44,20 +43,9 @@ int64_t linear(int64_t in, int64_t out) { return in * out + out; }
 
 }  // namespace
 
-std::vector<std::string> wam_size_names() {
-  std::vector<std::string> out;
-  for (const auto& c : table()) out.push_back(c.name);
-  return out;
-}
+std::vector<std::string> wam_size_names() { return size_names(table()); }
 
-const WamConfig& wam_config(const std::string& size) {
-  for (const auto& c : table()) {
-    if (c.name == size) return c;
-  }
-  throw BadInputError("unknown size '" + size + "' of workload wam" +
-                      sg::did_you_mean(size, wam_size_names()) +
-                      " (sizes: " + sg::join_names(wam_size_names()) + ")");
-}
+const WamConfig& wam_config(const std::string& size) { return find_size(table(), size, "wam"); }
 
 int64_t trainable_params(const WamConfig& c) {
   const int64_t dv = c.video_dim, da = c.action_dim, hd = c.attn_dim();

@@ -267,12 +267,7 @@ void WamRun::finish() {
   r.zero_stage = optim.zero_stage();
   r.rank_param_digests = gather_to_root(comm, r.param_digest);
   const int64_t warmup = first_steady_step;
-  double seconds = 0.0;
-  for (int64_t s = warmup; s < opt.steps; ++s)
-    seconds += r.step_records[static_cast<size_t>(s)].seconds;
-  r.steady_state_steps = opt.steps - warmup;
-  const double samples = static_cast<double>(samples_per_step * r.steady_state_steps);
-  r.samples_per_s = seconds > 0 ? samples / seconds : 0.0;
+  record_steady_throughput(opt, warmup, samples_per_step, r);
   r.tokens_per_s = r.samples_per_s * static_cast<double>(cfg.tokens_per_sample());
 
   const auto peaks = phase_peaks.overall(rt.device);
@@ -283,18 +278,10 @@ void WamRun::finish() {
     r.phase_peak_allocated[phase] =
         per_rank.empty() ? 0 : *std::max_element(per_rank.begin(), per_rank.end());
   }
-  auto& b = r.breakdown;
-  for (const auto& p : params) {
-    b.parameters += p.numel() * static_cast<int64_t>(p.element_size());
-    if (p.grad().defined())
-      b.gradients += p.grad().numel() * static_cast<int64_t>(p.grad().element_size());
-  }
-  b.optimizer = optim.local_state_bytes();
-  b.frozen = wam.frozen_device_bytes();
+  int64_t frozen = wam.frozen_device_bytes();
   if (!rt.device.is_cuda() && wam.text().offload() != nullptr)
-    b.frozen += wam.text().offload()->host_bytes();
-  b.activations =
-      std::max<int64_t>(0, peaks.allocated - b.parameters - b.gradients - b.optimizer - b.frozen);
+    frozen += wam.text().offload()->host_bytes();
+  r.breakdown = memory_breakdown(params, optim.local_state_bytes(), frozen, peaks.allocated);
 
   if (const auto* cache = wam.text().cache()) {
     r.extra["text_cache"] = {{"hits", cache->hits},
