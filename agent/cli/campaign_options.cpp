@@ -31,6 +31,13 @@ constexpr std::size_t kMaxBudgetName = 64;
 
 std::string not_empty(const std::string& s) { return s.empty() ? "must not be empty" : ""; }
 
+// An option checked by `check` whose default --help shows.
+template <class T>
+CLI::Option* add_checked(CLI::App* app, const std::string& name, T& value,
+                         const std::string& description, const CLI::Validator& check) {
+  return app->add_option(name, value, description)->check(check)->capture_default_str();
+}
+
 // The nearest existing ancestor of `p` (p itself when it exists).
 fs::path existing_ancestor(fs::path p) {
   p = fs::absolute(p).lexically_normal();
@@ -108,23 +115,20 @@ namespace {
 // The speed, gate, search and per-trial time options (after the measurement options, in
 // --help's order).
 void add_judging_options(CLI::App* app, CampaignOptions& o) {
-  app->add_option("--repeats", o.speed.repeats,
-                  "paired ABAB speed repeats before the first verdict (an interval needs two)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option(
-         "--max-repeats", o.speed.max_repeats,
-         "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'")
-      ->check(positive_number())
-      ->capture_default_str();
+  add_checked(app, "--repeats", o.speed.repeats,
+              "paired ABAB speed repeats before the first verdict (an interval needs two)",
+              positive_number());
+  add_checked(
+      app, "--max-repeats", o.speed.max_repeats,
+      "pairs at most while the speed interval straddles 1 + --min-effect; then 'inconclusive'",
+      positive_number());
   app->add_option(
          "--min-effect", o.speed.min_effect,
          "smallest speedup worth accepting: the one-sided 95 % lower bound must clear 1 + this")
       ->capture_default_str();
-  app->add_option("--noise-pairs", o.speed.noise_pairs,
-                  "A/A baseline pairs per step budget that measure this host's noise (0 = none)")
-      ->check(non_negative_number())
-      ->capture_default_str();
+  add_checked(app, "--noise-pairs", o.speed.noise_pairs,
+              "A/A baseline pairs per step budget that measure this host's noise (0 = none)",
+              non_negative_number());
   app->add_option("--perturb-eps", o.gate.perturb_eps,
                   "relative perturbation of the initial parameters that measures the rounding band "
                   "(protocol --perturb; 0 = judge tolerance switches by the seed band alone)")
@@ -132,23 +136,18 @@ void add_judging_options(CLI::App* app, CampaignOptions& o) {
   app->add_option("--rounding-factor", o.gate.rounding_factor,
                   "tolerance class: allowed multiple of the rounding band")
       ->capture_default_str();
-  app->add_option("--horizon-factor", o.gate.horizon_factor,
-                  "tolerance class: confirm at this many times --steps before a preset (1 = none)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option(
-         "--prune-rounds", o.search.prune_rounds,
-         "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
-         "then the harmless drops together or the best one)")
-      ->check(non_negative_number())
-      ->capture_default_str();
-  app->add_option("--band-factor", o.gate.band_factor,
-                  "tolerance class: allowed multiple of the seed band (outer bound)")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--trial-timeout", o.trial.deadline_s, "seconds per trial before SIGTERM/SIGKILL")
-      ->check(positive_number())
-      ->capture_default_str();
+  add_checked(app, "--horizon-factor", o.gate.horizon_factor,
+              "tolerance class: confirm at this many times --steps before a preset (1 = none)",
+              positive_number());
+  add_checked(app, "--prune-rounds", o.search.prune_rounds,
+              "rounds of drops strategy prune may take (0 = until no drop is taken; 1 = one round, "
+              "then the harmless drops together or the best one)",
+              non_negative_number());
+  add_checked(app, "--band-factor", o.gate.band_factor,
+              "tolerance class: allowed multiple of the seed band (outer bound)",
+              positive_number());
+  add_checked(app, "--trial-timeout", o.trial.deadline_s,
+              "seconds per trial before SIGTERM/SIGKILL", positive_number());
   std::string strategies;
   for (const auto& n : StrategyRegistry::instance().names()) strategies += " " + n;
   app->add_option("--plan", o.search.plan, "strategies to run in order; available:" + strategies)
@@ -170,12 +169,10 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
   app->add_option("--target-micro-batch", o.memory.target_micro_batch,
                   "micro-batch per GPU to project memory for (default: the size's default)")
       ->check(positive_number());
-  app->add_option("--target-world-size", o.memory.target_world_size, "GPUs to project memory for")
-      ->check(positive_number())
-      ->capture_default_str();
-  app->add_option("--zero-stage", o.memory.zero_stage, "ZeRO stage (0-3) for the projection")
-      ->check(CLI::Range(0, 3))
-      ->capture_default_str();
+  add_checked(app, "--target-world-size", o.memory.target_world_size, "GPUs to project memory for",
+              positive_number());
+  add_checked(app, "--zero-stage", o.memory.zero_stage, "ZeRO stage (0-3) for the projection",
+              CLI::Range(0, 3));
   app->add_option("--micro-batch", o.trial.micro_batch,
                   "measured micro-batch (default: the size's default; the memory probe runs 2x)")
       ->check(positive_number());
@@ -184,15 +181,12 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
       "run the memory probe at --target-micro-batch instead of 2x --micro-batch (the projection "
       "then "
       "measures the target's activations; a probe that runs out of memory falls back to 2x)");
-  app->add_option("--grad-accum", o.trial.grad_accum, "gradient accumulation steps")
-      ->check(positive_number())
-      ->capture_default_str();
+  add_checked(app, "--grad-accum", o.trial.grad_accum, "gradient accumulation steps",
+              positive_number());
   app->add_option("--trainer", o.trainer,
                   "trainer executable (default: speedgate-train next to speedgate)")
       ->check(not_empty);
-  app->add_option("--steps", o.trial.steps, "full (confirmation) step budget")
-      ->check(positive_number())
-      ->capture_default_str();
+  add_checked(app, "--steps", o.trial.steps, "full (confirmation) step budget", positive_number());
   app->add_option("--screen-steps", o.trial.screen_steps,
                   "short step budget for screening (default max(3, steps/2))")
       ->check(positive_number());
@@ -211,16 +205,14 @@ void add_campaign_options(CLI::App* app, CampaignOptions& o, std::vector<std::st
 }
 
 void add_executor_options(CLI::App* app, CampaignOptions& o) {
-  app->add_option("--executor", o.executor.kind,
-                  "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job "
-                  "per trial)")
-      ->check(CLI::IsMember({"local", "slurm"}))
-      ->capture_default_str();
-  app->add_option("--trial-world-size", o.trial.world_size,
-                  "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
-                  "slurm: srun -n W)")
-      ->check(positive_number())
-      ->capture_default_str();
+  add_checked(app, "--executor", o.executor.kind,
+              "where trials run: local (this host, GPU or CPU slots) or slurm (one sbatch job "
+              "per trial)",
+              CLI::IsMember({"local", "slurm"}));
+  add_checked(app, "--trial-world-size", o.trial.world_size,
+              "data-parallel ranks per trial (local: W GPU slots, MASTER_PORT chosen free; "
+              "slurm: srun -n W)",
+              positive_number());
   app->add_option("--gpus", o.executor.gpus,
                   "local GPU slots (default: the GPUs `nvidia-smi -L` lists, or "
                   "CUDA_VISIBLE_DEVICES; 0 = CPU host)")
@@ -236,10 +228,9 @@ void add_executor_options(CLI::App* app, CampaignOptions& o) {
       "--shared-dir", o.executor.shared_dir,
       "slurm: trial directories (job script, logs, result, heartbeat) on a path every node sees "
       "(default: the runs directory next to the database)");
-  app->add_option("--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
-                  "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)")
-      ->check(non_negative_number())
-      ->capture_default_str();
+  add_checked(app, "--slurm-gpus-per-rank", o.executor.slurm_gpus_per_rank,
+              "slurm: GPUs requested per rank with --gpus (0 = CPU-only cluster)",
+              non_negative_number());
 }
 
 int host_threads(int cores, int gpus) {

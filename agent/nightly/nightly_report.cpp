@@ -1,5 +1,6 @@
 // NightlyOptions' checks and NightlyReport's verdict, exit code and JSON (nightly.hpp).
 #include "agent/common/errors.hpp"
+#include "agent/common/json_array.hpp"
 #include "agent/nightly/nightly.hpp"
 
 namespace sg::agent::nightly {
@@ -31,33 +32,42 @@ int NightlyReport::exit_code() const {
   return 0;
 }
 
+namespace {
+
+// The preset file a check or a write is about.
+template <class Preset>
+json preset_file_json(const Preset& p) {
+  return {{"name", p.name}, {"path", p.path}, {"config", p.config_key}};
+}
+
+json check_json(const PresetCheck& c) {
+  json j = preset_file_json(c);
+  j.update({{"verdict", c.verdict},
+            {"reason", c.reason},
+            {"recorded_speedup", c.recorded_speedup},
+            {"measured_speedup", c.measured_speedup},
+            {"evaluation_id", c.evaluation_id.value_or(0)}});
+  return j;
+}
+
+json written_json(const PresetWrite& w) {
+  json j = preset_file_json(w);
+  j.update({{"speedup", w.speedup},
+            {"replaced_config", w.replaced_config_key},
+            {"replaced_speedup", w.replaced_speedup}});
+  return j;
+}
+
+}  // namespace
+
 json NightlyReport::to_json() const {
-  json checks_j = json::array(), written_j = json::array();
-  for (const auto& c : checks) {
-    checks_j.push_back({{"name", c.name},
-                        {"path", c.path},
-                        {"config", c.config_key},
-                        {"verdict", c.verdict},
-                        {"reason", c.reason},
-                        {"recorded_speedup", c.recorded_speedup},
-                        {"measured_speedup", c.measured_speedup},
-                        {"evaluation_id", c.evaluation_id.value_or(0)}});
-  }
-  for (const auto& w : written) {
-    written_j.push_back({{"name", w.name},
-                         {"path", w.path},
-                         {"config", w.config_key},
-                         {"speedup", w.speedup},
-                         {"replaced_config", w.replaced_config_key},
-                         {"replaced_speedup", w.replaced_speedup}});
-  }
   return {{"campaign_id", campaign_id},
           {"resumed", resumed},
           {"environment_changed", environment_changed},
           {"previous_campaign_id", previous_campaign_id.value_or(0)},
           {"environment_diff", environment_diff},
-          {"presets", checks_j},
-          {"written", written_j},
+          {"presets", json_array(checks, check_json)},
+          {"written", json_array(written, written_json)},
           {"notes", notes},
           {"trials_run", trials_run},
           {"trials_reused", trials_reused},

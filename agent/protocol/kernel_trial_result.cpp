@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "agent/common/files.hpp"
+#include "agent/common/json_array.hpp"
 #include "agent/common/json_fields.hpp"
 
 namespace sg::agent {
@@ -70,14 +71,13 @@ KernelTrialParse parse_kernel_trial_text(const std::string& text) {
 json kernel_trial_json(const KernelTrialResult& r) {
   json j = {{"protocol", 1}, {"kind", "kernel_trial"}, {"status", r.status}, {"error", r.error}};
   if (r.status != "ok") return j;
-  json variants = json::array();
-  for (const auto& v : r.variants) {
-    variants.push_back({{"variant", v.variant},
-                        {"params", v.params},
-                        {"fwd_us", v.fwd_us},
-                        {"fwdbwd_us", v.fwdbwd_us},
-                        {"matches_plain", v.matches_plain}});
-  }
+  const json variants = json_array(r.variants, [](const KernelVariantTiming& v) -> json {
+    return {{"variant", v.variant},
+            {"params", v.params},
+            {"fwd_us", v.fwd_us},
+            {"fwdbwd_us", v.fwdbwd_us},
+            {"matches_plain", v.matches_plain}};
+  });
   j.update({{"workload", r.workload},
             {"size", r.size},
             {"family", r.family},

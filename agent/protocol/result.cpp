@@ -11,6 +11,7 @@
 #include "agent/common/files.hpp"
 #include "agent/common/floats.hpp"
 #include "agent/common/hash.hpp"
+#include "agent/common/json_array.hpp"
 #include "agent/common/json_fields.hpp"
 #include "agent/common/json_limits.hpp"
 #include "common/result/result_json.hpp"
@@ -145,13 +146,12 @@ void parse_fingerprint(const json& j, TrialResult& r) {
 json canonical(const TrialResult& r) {
   json j = {{"protocol", 1}, {"status", r.status}, {"error", r.error.substr(0, kMaxErrorKept)}};
   if (r.status != "ok") return j;
-  json steps = json::array();
-  for (const auto& s : r.step_records) {
-    steps.push_back({{"step", s.step},
-                     {"loss_bits", sg::bits_hex(s.loss_bits)},
-                     {"grad_norm_bits", sg::bits_hex(s.grad_norm_bits)},
-                     {"seconds", s.seconds}});
-  }
+  const json steps = json_array(r.step_records, [](const StepRecord& s) -> json {
+    return {{"step", s.step},
+            {"loss_bits", sg::bits_hex(s.loss_bits)},
+            {"grad_norm_bits", sg::bits_hex(s.grad_norm_bits)},
+            {"seconds", s.seconds}};
+  });
   const json memory = sg::memory_json(r.device, r.peak_allocated, r.peak_reserved, r.breakdown,
                                       r.phase_peak_allocated);
   j.update({{"workload", r.workload},

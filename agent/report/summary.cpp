@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/json_array.hpp"
 #include "agent/common/units.hpp"
 #include "agent/gate/speed_stats.hpp"
 #include "agent/protocol/config.hpp"
@@ -49,26 +50,32 @@ json trial_counts(Store& store, std::int64_t campaign_id) {
           {"by_purpose", by_purpose}};
 }
 
+// The speedup and its interval, as speed_of() reads them back for the text report.
+json speed_json(double speedup, double spread, double lo, double hi) {
+  return {{"speedup", speedup},
+          {"spread", spread},  // NaN (null in JSON): not paired
+          {"speedup_lo", lo},
+          {"speedup_hi", hi}};
+}
+
 json evaluation_json(const EvaluationRow& e) {
-  return {{"id", e.id},
-          {"config", json(config_from_key(e.config_key))},
-          {"config_key", e.config_key},
-          {"steps", e.steps},
-          {"strategy", e.strategy},
-          {"disposition", std::string(to_string(e.disposition))},
-          {"gate_class", e.gate_class},
-          {"speedup", e.speedup},
-          {"spread", e.speedup_spread},  // NaN (null in JSON): not paired
-          {"samples_per_s", e.samples_per_s},
-          {"projected_peak_bytes", std::isnan(e.projected_peak_bytes)
-                                       ? json(nullptr)
-                                       : json(e.projected_peak_bytes)},  // null: not probed
-          {"on_frontier", e.on_frontier},
-          {"reason", e.reason},
-          {"trial_ids", e.trial_ids},
-          {"speedup_lo", e.speedup_lo},
-          {"speedup_hi", e.speedup_hi},
-          {"pairs", e.pairs}};
+  json j = {{"id", e.id},
+            {"config", json(config_from_key(e.config_key))},
+            {"config_key", e.config_key},
+            {"steps", e.steps},
+            {"strategy", e.strategy},
+            {"disposition", std::string(to_string(e.disposition))},
+            {"gate_class", e.gate_class},
+            {"samples_per_s", e.samples_per_s},
+            {"projected_peak_bytes", std::isnan(e.projected_peak_bytes)
+                                         ? json(nullptr)
+                                         : json(e.projected_peak_bytes)},  // null: not probed
+            {"on_frontier", e.on_frontier},
+            {"reason", e.reason},
+            {"trial_ids", e.trial_ids},
+            {"pairs", e.pairs}};
+  j.update(speed_json(e.speedup, e.speedup_spread, e.speedup_lo, e.speedup_hi));
+  return j;
 }
 
 // Every evaluation, the frontier, the best accepted one at the full step budget, the
@@ -95,47 +102,52 @@ void add_evaluations(Store& store, const CampaignRow& camp, json& s) {
   s["best"] = best;
 }
 
-json host_noise_json(Store& store, std::int64_t campaign_id) {
-  json noise = json::array();
-  for (const auto& n : store.host_noise(campaign_id)) {
-    noise.push_back({{"steps", n.steps},
-                     {"micro_batch", n.micro_batch},
-                     {"pairs", n.pairs},
-                     {"sd_log_ratio", n.sd_log_ratio},
-                     {"detectable_speedup", n.detectable_speedup},
-                     {"resolution", n.resolution},
-                     {"min_effect", n.min_effect},
-                     {"max_repeats", n.max_repeats}});
-  }
-  return noise;
+json host_noise_json(const HostNoiseRow& n) {
+  return {{"steps", n.steps},
+          {"micro_batch", n.micro_batch},
+          {"pairs", n.pairs},
+          {"sd_log_ratio", n.sd_log_ratio},
+          {"detectable_speedup", n.detectable_speedup},
+          {"resolution", n.resolution},
+          {"min_effect", n.min_effect},
+          {"max_repeats", n.max_repeats}};
 }
 
-json rounding_bands_json(Store& store, std::int64_t campaign_id) {
-  json bands = json::array();
-  for (const auto& b : store.rounding_bands(campaign_id)) {
-    bands.push_back({{"steps", b.steps},
-                     {"perturb_eps", b.perturb_eps},
-                     {"seeds", b.seeds},
-                     {"curve_rms", b.curve_rms},
-                     {"eval_loss_abs", b.eval_loss_abs},
-                     {"grad_norm_log", b.grad_norm_log},
-                     {"seed_curve_rms", b.seed_curve_rms}});
-  }
-  return bands;
+json rounding_band_json(const RoundingBandRow& b) {
+  return {{"steps", b.steps},
+          {"perturb_eps", b.perturb_eps},
+          {"seeds", b.seeds},
+          {"curve_rms", b.curve_rms},
+          {"eval_loss_abs", b.eval_loss_abs},
+          {"grad_norm_log", b.grad_norm_log},
+          {"seed_curve_rms", b.seed_curve_rms}};
 }
 
-json presets_json(Store& store, std::int64_t campaign_id) {
-  json presets = json::array();
-  for (const auto& p : store.presets(campaign_id)) {
-    presets.push_back({{"name", p.name},
-                       {"path", p.path},
-                       {"config_key", p.config_key},
-                       {"speedup", p.speedup},
-                       {"spread", p.speedup_spread},
-                       {"projected_peak_bytes", p.projected_peak_bytes},
-                       {"created_at", p.created_at}});
-  }
-  return presets;
+json preset_json(const PresetRow& p) {
+  return {{"name", p.name},
+          {"path", p.path},
+          {"config_key", p.config_key},
+          {"speedup", p.speedup},
+          {"spread", p.speedup_spread},
+          {"projected_peak_bytes", p.projected_peak_bytes},
+          {"created_at", p.created_at}};
+}
+
+// One of the `finals` strategy's pairs at the target micro-batch.
+json target_final_json(const TargetFinalRow& f) {
+  json j = {{"budget", f.budget_name},
+            {"config_key", f.config_key},
+            {"evaluation_id", f.evaluation_id},
+            {"micro_batch", f.micro_batch},
+            {"steps", f.steps},
+            {"rounds", f.rounds},
+            {"disposition", std::string(to_string(f.disposition))},
+            {"samples_per_s", f.samples_per_s},
+            {"baseline_samples_per_s", f.baseline_samples_per_s},
+            {"reason", f.reason},
+            {"trial_ids", f.trial_ids}};
+  j.update(speed_json(f.speedup, f.speedup_spread, f.speedup_lo, f.speedup_hi));
+  return j;
 }
 
 }  // namespace
@@ -150,33 +162,15 @@ json campaign_summary(Store& store, std::optional<std::int64_t> campaign_id) {
   s["campaign"] = campaign_json(*camp);
   s["trials"] = trial_counts(store, camp->id);
   add_evaluations(store, *camp, s);
-  s["host_noise"] = host_noise_json(store, camp->id);
-  s["rounding_bands"] = rounding_bands_json(store, camp->id);
+  s["host_noise"] = json_array(store.host_noise(camp->id), host_noise_json);
+  s["rounding_bands"] = json_array(store.rounding_bands(camp->id), rounding_band_json);
   s["finals"] = campaign_finals(store, camp->id);
-  s["presets"] = presets_json(store, camp->id);
+  s["presets"] = json_array(store.presets(camp->id), preset_json);
   return s;
 }
 
 json campaign_finals(Store& store, std::int64_t campaign_id) {
-  json finals = json::array();  // the `finals` strategy's pairs at the target micro-batch
-  for (const auto& f : store.target_finals(campaign_id)) {
-    finals.push_back({{"budget", f.budget_name},
-                      {"config_key", f.config_key},
-                      {"evaluation_id", f.evaluation_id},
-                      {"micro_batch", f.micro_batch},
-                      {"steps", f.steps},
-                      {"rounds", f.rounds},
-                      {"disposition", std::string(to_string(f.disposition))},
-                      {"speedup", f.speedup},
-                      {"spread", f.speedup_spread},
-                      {"speedup_lo", f.speedup_lo},
-                      {"speedup_hi", f.speedup_hi},
-                      {"samples_per_s", f.samples_per_s},
-                      {"baseline_samples_per_s", f.baseline_samples_per_s},
-                      {"reason", f.reason},
-                      {"trial_ids", f.trial_ids}});
-  }
-  return finals;
+  return json_array(store.target_finals(campaign_id), target_final_json);
 }
 
 std::string wrap_config_key(const std::string& key, std::size_t indent, std::size_t width) {
@@ -212,9 +206,18 @@ std::string speed_of(const json& row) {
                     num("spread"));
 }
 
-}  // namespace
+// A JSON row's projected peak memory; "not probed" without one.
+std::string peak_of(const json& row) {
+  const json& peak = row["projected_peak_bytes"];
+  return peak.is_null() ? std::string("not probed") : format_gib(peak.get<double>());
+}
 
-namespace {
+// "  <what>: <total>  <kind>=<count>..." over the counts by kind.
+std::string count_line(const std::string& what, std::size_t total, const json& by_kind) {
+  std::string out = fmt::format("  {}: {}", what, total);
+  for (const auto& [k, v] : by_kind.items()) out += fmt::format("  {}={}", k, v.get<int>());
+  return out + "\n";
+}
 
 // The campaign line, its note, the trainer runs and the baseline.
 std::string format_header(const json& s) {
@@ -226,31 +229,21 @@ std::string format_header(const json& s) {
   if (!c["note"].get<std::string>().empty()) out += "  " + c["note"].get<std::string>() + "\n";
   // Two counts, two names: a trainer run is one process; an evaluation judges one
   // configuration from several runs (gate runs, speed pairs, a memory probe).
-  out += fmt::format("  trainer runs: {}", s["trials"]["total"].get<int>());
-  for (const auto& [k, v] : s["trials"]["by_disposition"].items())
-    out += fmt::format("  {}={}", k, v.get<int>());
-  out += "\n";
+  out += count_line("trainer runs", s["trials"]["total"].get<int>(), s["trials"]["by_disposition"]);
   if (s.contains("baseline")) {
     const auto& b = s["baseline"];
-    out += fmt::format(
-        "  baseline: {:.3f} samples/s, projected peak {}\n", b["samples_per_s"].get<double>(),
-        b["projected_peak_bytes"].is_null() ? std::string("not probed")
-                                            : format_gib(b["projected_peak_bytes"].get<double>()));
+    out += fmt::format("  baseline: {:.3f} samples/s, projected peak {}\n",
+                       b["samples_per_s"].get<double>(), peak_of(b));
   }
   return out;
 }
 
 std::string format_evaluations(const json& s) {
-  std::string out = fmt::format("  evaluations: {}", s["evaluations"].size());
-  for (const auto& [k, v] : s["evaluations_by_disposition"].items())
-    out += fmt::format("  {}={}", k, v.get<int>());
-  out += "\n";
+  std::string out =
+      count_line("evaluations", s["evaluations"].size(), s["evaluations_by_disposition"]);
   for (const auto& e : s["evaluations"]) {
     out += fmt::format("    {:<14} @{:<3} {:<18} {:>10}{}\n", e["disposition"].get<std::string>(),
-                       e["steps"].get<int>(), speed_of(e),
-                       e["projected_peak_bytes"].is_null()
-                           ? std::string("not probed")
-                           : format_gib(e["projected_peak_bytes"].get<double>()),
+                       e["steps"].get<int>(), speed_of(e), peak_of(e),
                        e["on_frontier"].get<bool>() ? "  *frontier" : "");
     out += wrap_config_key(e["config_key"].get<std::string>(), 6, kWidth);
   }
