@@ -1,8 +1,6 @@
 // ADALN's registry entry (parameters as data), its plain variant and its problem builders.
 #include "kernels/adaln/adaln.hpp"
 
-#include <algorithm>
-
 namespace sg::kernels {
 namespace {
 
@@ -68,8 +66,7 @@ Problem adaln_problem(const AdalnArgs& args) {
 Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor& gate) {
   if (!x.defined() || !y.defined()) return {};
   Problem p = base_problem(x);
-  p.contiguous = p.contiguous && y.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(y));
+  add_operand(p, y);
   p.operands_match = y.sizes() == x.sizes() && y.device() == x.device() &&
                      (y.scalar_type() == at::kFloat || y.scalar_type() == at::kBFloat16) &&
                      fits_modulation(gate, x);
@@ -79,8 +76,7 @@ Problem gated_problem(const at::Tensor& x, const at::Tensor& y, const at::Tensor
 Problem bias_problem(const at::Tensor& y, const at::Tensor& bias) {
   if (!y.defined() || !bias.defined()) return {};
   Problem p = base_problem(y);
-  p.contiguous = p.contiguous && bias.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(bias));
+  add_operand(p, bias);
   p.operands_match = y.dim() >= 2 && bias.dim() == 1 && bias.scalar_type() == at::kFloat &&
                      bias.device() == y.device() && bias.size(0) == y.size(-1);
   return p;

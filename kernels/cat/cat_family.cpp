@@ -1,8 +1,6 @@
 // CAT's registry entry (parameters as data), its plain variant and its problem builders.
 #include "kernels/cat/cat.hpp"
 
-#include <algorithm>
-
 namespace sg::kernels {
 namespace {
 
@@ -55,8 +53,7 @@ Problem cat_problem(const CatArgs& args) {
   p.operands_match = v.dim() == 3 && a.dim() == 3 && a.scalar_type() == v.scalar_type() &&
                      a.device() == v.device() && a.size(0) == v.size(0) && a.size(2) == v.size(2);
   if (p.operands_match) p.shape = {v.size(0), v.size(1) + a.size(1), v.size(2)};
-  p.contiguous = p.contiguous && a.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(a));
+  add_operand(p, a);
   return p;
 }
 

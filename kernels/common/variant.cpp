@@ -1,6 +1,8 @@
 // Status names and the problem helpers every family's problem builder starts from.
 #include "kernels/common/variant.hpp"
 
+#include <algorithm>
+
 namespace sg::kernels {
 
 const char* to_string(Status status) {
@@ -34,6 +36,11 @@ Problem base_problem(const at::Tensor& main) {
   p.contiguous = main.is_contiguous();
   p.alignment_bytes = alignment_of(main);
   return p;
+}
+
+void add_operand(Problem& p, const at::Tensor& operand) {
+  p.contiguous = p.contiguous && operand.is_contiguous();
+  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(operand));
 }
 
 }  // namespace sg::kernels

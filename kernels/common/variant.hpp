@@ -52,6 +52,8 @@ struct Constraint {
 int64_t alignment_of(const at::Tensor& t);
 // The problem of a main operand alone: its shape, dtype, device, density and alignment.
 Problem base_problem(const at::Tensor& main);
+// Adds a further operand to p: dense and aligned only as far as every operand is.
+void add_operand(Problem& p, const at::Tensor& operand);
 
 class Variant {
  public:

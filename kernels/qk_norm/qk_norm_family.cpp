@@ -1,8 +1,6 @@
 // QKNORM's registry entry (parameters as data), its plain variant and its problem builder.
 #include "kernels/qk_norm/qk_norm.hpp"
 
-#include <algorithm>
-
 namespace sg::kernels {
 namespace {
 
@@ -42,8 +40,7 @@ Problem qk_norm_problem(const QkNormArgs& args) {
   const auto& w = args.weight;
   if (!x.defined() || !w.defined()) return {};
   Problem p = base_problem(x);
-  p.contiguous = p.contiguous && w.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(w));
+  add_operand(p, w);
   p.operands_match = x.dim() == 3 && w.dim() == 1 && w.scalar_type() == at::kFloat &&
                      w.device() == x.device() && w.size(0) == x.size(2);
   if (!args.table.defined() || !p.operands_match) return p;
@@ -54,8 +51,7 @@ Problem qk_norm_problem(const QkNormArgs& args) {
                      t.size(0) == x.size(1) && t.size(1) * 2 == c / heads && t.size(2) == 2;
   if (!p.operands_match) return p;
   p.shape = {x.size(0), x.size(1), heads, c / heads};
-  p.contiguous = p.contiguous && t.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(t));
+  add_operand(p, t);
   return p;
 }
 

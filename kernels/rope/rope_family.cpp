@@ -1,8 +1,6 @@
 // ROPE's registry entry (parameters as data), its plain variant and its problem builder.
 #include "kernels/rope/rope.hpp"
 
-#include <algorithm>
-
 namespace sg::kernels {
 namespace {
 
@@ -38,8 +36,7 @@ Problem rope_problem(const RopeArgs& args) {
   Problem p = base_problem(args.x);
   const auto& x = args.x;
   const auto& t = args.table;
-  p.contiguous = p.contiguous && t.is_contiguous();
-  p.alignment_bytes = std::min(p.alignment_bytes, alignment_of(t));
+  add_operand(p, t);
   p.operands_match = x.dim() == 4 && t.dim() == 3 && t.scalar_type() == at::kDouble &&
                      t.device() == x.device() && t.size(0) == x.size(1) &&
                      t.size(1) * 2 == x.size(3) && t.size(2) == 2;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -53,27 +54,31 @@ struct BadInputTest : test::TempDirTest {
 };
 
 TEST_F(BadInputTest, MemoryBudgetsTakeIecUnitsOnly) {
-  expect_refused(tune({"--memory-budget", "fast=80gb"}), "80gb");
-  expect_refused(tune({"--memory-budget", "fast=80GB"}), "decimal units like GB are refused");
-  expect_refused(tune({"--memory-budget", "fast=80 GiB"}), "80 GiB");
-  expect_refused(tune({"--memory-budget", "fast=1e3GiB"}), "1e3GiB");
-  expect_refused(tune({"--memory-budget", "fast=0GiB"}), "must be positive");
-  expect_refused(tune({"--memory-budget", "fast=0.5B"}), "must be positive");
-  expect_refused(tune({"--memory-budget", "fast=1.2.3GiB"}), "1.2.3GiB");
-  expect_refused(tune({"--memory-budget", "Fast=80GiB"}), "Fast");
-  expect_refused(tune({"--memory-budget", "../x=80GiB"}), "../x");
-  expect_refused(tune({"--memory-budget", "=80GiB"}), "NAME=SIZE");
+  // (--memory-budget value, what stderr must name)
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fast=80gb", "80gb"},
+      {"fast=80GB", "decimal units like GB are refused"},
+      {"fast=80 GiB", "80 GiB"},
+      {"fast=1e3GiB", "1e3GiB"},
+      {"fast=0GiB", "must be positive"},
+      {"fast=0.5B", "must be positive"},
+      {"fast=1.2.3GiB", "1.2.3GiB"},
+      {"Fast=80GiB", "Fast"},
+      {"../x=80GiB", "../x"},
+      {"=80GiB", "NAME=SIZE"},
+  };
+  for (const auto& [value, message] : cases)
+    expect_refused(tune({"--memory-budget", value}), message);
 }
 
 TEST_F(BadInputTest, NegativeAndZeroNumbersAreRefusedByName) {
-  expect_refused(tune({"--budget-minutes", "-1"}), "--budget-minutes");
-  expect_refused(tune({"--budget-trials", "0"}), "--budget-trials");
-  expect_refused(tune({"--trial-timeout", "-5"}), "--trial-timeout");
-  expect_refused(tune({"--threads", "0"}), "--threads");
-  expect_refused(tune({"--repeats", "-2"}), "--repeats");
-  expect_refused(tune({"--target-micro-batch", "-2"}), "--target-micro-batch");
-  expect_refused(tune({"--zero-stage", "4"}), "--zero-stage");
-  expect_refused(tune({"--seeds", "a,b"}), "--seeds");
+  // (option, bad value): stderr must name the option.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--budget-minutes", "-1"}, {"--budget-trials", "0"}, {"--trial-timeout", "-5"},
+      {"--threads", "0"},         {"--repeats", "-2"},      {"--target-micro-batch", "-2"},
+      {"--zero-stage", "4"},      {"--seeds", "a,b"},
+  };
+  for (const auto& [option, value] : cases) expect_refused(tune({option, value}), option);
   expect_refused({"nightly", "--workload", "wam", "--size", "tiny", "--db", "sg.db", "--trainer",
                   test::fake_trainer(), "--budget-minutes", "-5"},
                  "--budget-minutes");

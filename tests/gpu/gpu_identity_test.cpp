@@ -40,17 +40,9 @@ TEST(GpuIdentity, BaselineIsDeterministic) {
 
 TEST(GpuIdentity, EverySwitchAgainstDefault) {
   ASSERT_EQ(baseline().exit_code, 0) << baseline().stderr_text;
-  const auto& base = baseline().result;
-  for (const auto& s : switch_table()) {
-    if (!s.unavailable_reason.empty() || !workload_named("wam").reads_switch(s)) continue;
-    for (const auto& env : gpu_test::switch_cases(s)) {
-      const auto r = run("small", 2, env);
-      std::string label = s.env() + "=" + env.at(s.env());
-      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
-      gpu_test::expect_switch_identity(base, r.result, s.identity == Identity::kBitwise, label);
-      if (::testing::Test::HasFatalFailure()) return;
-    }
-  }
+  gpu_test::expect_every_switch_identity(
+      "wam", baseline().result, [](const gpu_test::Env& env) { return run("small", 2, env); },
+      [](const SwitchSpec& s) { return s.identity == Identity::kBitwise; });
 }
 
 // CUDA_GRAPHS graphs only un-checkpointed layers: against the same run without it at

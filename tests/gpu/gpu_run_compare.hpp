@@ -5,6 +5,7 @@
 
 #include "trainer/switches/switch_table.hpp"
 #include "trainer/trainer_harness.hpp"
+#include "trainer/workload/workload.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -83,6 +84,29 @@ inline void expect_switch_identity(const nlohmann::json& a_result, const nlohman
   }
   EXPECT_EQ(a_result["param_digest"], b_result["param_digest"]) << label;
   EXPECT_EQ(a_result["optimizer_digest"], b_result["optimizer_digest"]) << label;
+}
+
+// Every case (switch_cases) of every available switch that `workload` reads, run by
+// `run(env)` against the default run's result `base`: exit 0, then expect_switch_identity
+// with `bitwise(s)`; `on_tolerance(result, label)`, if set, adds checks to a case that is
+// not bitwise. A failed run ends the check, as an ASSERT in the test would.
+inline void expect_every_switch_identity(
+    const std::string& workload, const nlohmann::json& base,
+    const std::function<testing::TrainerRun(const Env&)>& run,
+    const std::function<bool(const SwitchSpec&)>& bitwise,
+    const std::function<void(const nlohmann::json&, const std::string&)>& on_tolerance = {}) {
+  for (const auto& s : switch_table()) {
+    if (!s.unavailable_reason.empty() || !workload_named(workload).reads_switch(s)) continue;
+    for (const auto& env : switch_cases(s)) {
+      const auto r = run(env);
+      const std::string label = s.env() + "=" + env.at(s.env());
+      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
+      const bool is_bitwise = bitwise(s);
+      expect_switch_identity(base, r.result, is_bitwise, label);
+      if (::testing::Test::HasFatalFailure()) return;
+      if (!is_bitwise && on_tolerance) on_tolerance(r.result, label);
+    }
+  }
 }
 
 // The SDPA backends are capturable: for each of efficient, flash and cudnn at

@@ -33,20 +33,18 @@ gpu_test::Pass modulate_pass(const AdalnVariant& v, const ParamValues& p,
                              const std::vector<at::Tensor>& in3, const at::Tensor& seed,
                              bool autocast) {
   trainer::AutocastScope scope({autocast, at::kBFloat16});
-  return gpu_test::run_pass(
+  return gpu_test::run_single(
       [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.run({in[0], in[1], in[2], 1e-6}, p)};
+        return v.run({in[0], in[1], in[2], 1e-6}, p);
       },
-      in3, {true, true, true}, {seed});
+      in3, {true, true, true}, seed);
 }
 
 gpu_test::Pass gated_pass(const AdalnVariant& v, const ParamValues& p,
                           const std::vector<at::Tensor>& in3, const at::Tensor& seed) {
-  return gpu_test::run_pass(
-      [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.gated_residual(in[0], in[1], in[2], p)};
-      },
-      in3, {true, true, true}, {seed});
+  return gpu_test::run_single(
+      [&](const std::vector<at::Tensor>& in) { return v.gated_residual(in[0], in[1], in[2], p); },
+      in3, {true, true, true}, seed);
 }
 
 // Every legal ADALN variant can run `problem`, and its pass `fused(p)` matches the plain
@@ -172,11 +170,11 @@ TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
 // pass; the output and the grads of x, w and bias bitwise, every variant, base and odd widths.
 gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p,
                          const std::vector<at::Tensor>& in3, const at::Tensor& seed) {
-  return gpu_test::run_pass(
+  return gpu_test::run_single(
       [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.bias_add(in[0].matmul(in[1].t()), in[2], p)};
+        return v.bias_add(in[0].matmul(in[1].t()), in[2], p);
       },
-      in3, {true, true, true}, {seed});
+      in3, {true, true, true}, seed);
 }
 
 TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {

@@ -22,11 +22,11 @@ const std::vector<CatShape> kShapes = {
 
 gpu_test::Pass cat_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& video,
                         const at::Tensor& action, const at::Tensor& seed) {
-  return gpu_test::run_pass(
+  return gpu_test::run_single(
       [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)};
+        return v.run({in[0], in[1]}, p);
       },
-      {video, action}, {true, true}, {seed});
+      {video, action}, {true, true}, seed);
 }
 
 gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& joint,

@@ -37,11 +37,11 @@ gpu_test::Pass norm_pass(const QkNormVariant& v, const ParamValues& p,
                          const std::vector<at::Tensor>& in3, int64_t heads, const at::Tensor& seed,
                          bool autocast) {
   trainer::AutocastScope scope({autocast, at::kBFloat16});
-  return gpu_test::run_pass(
+  return gpu_test::run_single(
       [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.run({in[0], in[1], 1e-6, in[2], heads}, p)};
+        return v.run({in[0], in[1], 1e-6, in[2], heads}, p);
       },
-      in3, {true, true, false}, {seed});
+      in3, {true, true, false}, seed);
 }
 
 std::vector<std::pair<at::ScalarType, bool>> dtype_cases() {

@@ -23,11 +23,11 @@ const std::vector<RopeShape> kShapes = {
 
 gpu_test::Pass rope_pass(const RopeVariant& v, const ParamValues& p, const at::Tensor& x,
                          const at::Tensor& table, const at::Tensor& seed) {
-  return gpu_test::run_pass(
+  return gpu_test::run_single(
       [&](const std::vector<at::Tensor>& in) {
-        return std::vector<at::Tensor>{v.run({in[0], in[1]}, p)};
+        return v.run({in[0], in[1]}, p);
       },
-      {x, table}, {true, false}, {seed});
+      {x, table}, {true, false}, seed);
 }
 
 TEST(KernelsRope, EveryVariantMatchesPlainBitwise) {

@@ -70,6 +70,15 @@ inline Pass run_pass(const Op& op, const std::vector<at::Tensor>& inputs,
   return p;
 }
 
+// run_pass of an op with one output, seeded with `seed`.
+inline Pass run_single(const std::function<at::Tensor(const std::vector<at::Tensor>&)>& op,
+                       const std::vector<at::Tensor>& inputs,
+                       const std::vector<bool>& differentiable, const at::Tensor& seed) {
+  return run_pass(
+      [&](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{op(in)}; }, inputs,
+      differentiable, {seed});
+}
+
 // Bit-for-bit equality of two passes (outputs and every grad).
 inline void expect_same(const Pass& ref, const Pass& got, const std::string& what) {
   ASSERT_EQ(ref.outputs.size(), got.outputs.size()) << what;

@@ -43,21 +43,13 @@ TEST(GpuLmIdentity, BaselineIsDeterministic) {
 TEST(GpuLmIdentity, EveryLmSwitchAgainstDefault) {
   ASSERT_EQ(lm_baseline().exit_code, 0) << lm_baseline().stderr_text;
   const auto& base = lm_baseline().result;
-  for (const auto& s : switch_table()) {
-    if (!s.unavailable_reason.empty() || !workload_named("lm").reads_switch(s)) continue;
-    for (const auto& env : gpu_test::switch_cases(s)) {
-      const auto r = run_lm("lm", env);
-      const std::string label = s.env() + "=" + env.at(s.env());
-      ASSERT_EQ(r.exit_code, 0) << label << ": " << r.stderr_text;
-      const bool bitwise = s.identity == Identity::kBitwise && s.deterministic;
-      gpu_test::expect_switch_identity(base, r.result, bitwise, label);
-      if (::testing::Test::HasFatalFailure()) return;
-      if (!bitwise) {
-        EXPECT_EQ(base["extra"]["lm"]["real_tokens"], r.result["extra"]["lm"]["real_tokens"])
+  gpu_test::expect_every_switch_identity(
+      "lm", base, [](const gpu_test::Env& env) { return run_lm("lm", env); },
+      [](const SwitchSpec& s) { return s.identity == Identity::kBitwise && s.deterministic; },
+      [&base](const nlohmann::json& result, const std::string& label) {
+        EXPECT_EQ(base["extra"]["lm"]["real_tokens"], result["extra"]["lm"]["real_tokens"])
             << label;
-      }
-    }
-  }
+      });
 }
 
 // CUDA_GRAPHS graphs the blocks CKPT_LAYERS leaves un-checkpointed: bitwise against the

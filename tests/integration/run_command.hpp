@@ -1,6 +1,7 @@
 // Runs a command line through /bin/sh for integration tests and captures its stdout and
 // exit status. Test-only: the controller itself never goes through a shell.
 #pragma once
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,12 +42,15 @@ inline std::filesystem::path fresh_temp_dir(const std::string& prefix) {
 }
 
 // The Python example trainer (examples/pytorch_adapter), and whether Debian's python3-torch
-// is there to run it (scripts/install-deps.sh installs it).
+// is there to run it (the failure says how to install it).
 inline std::string adapter_trainer() {
   return std::string(SPEEDGATE_SOURCE_DIR) + "/examples/pytorch_adapter/train.py";
 }
-inline bool python_has_torch() {
-  return run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code == 0;
+inline ::testing::AssertionResult python_has_torch() {
+  if (run_command("/usr/bin/python3 -c 'import torch' 2>&1").exit_code == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
 }
 
 }  // namespace sg::test
