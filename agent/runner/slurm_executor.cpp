@@ -187,16 +187,16 @@ void read_job_end(const std::string& dir, SlurmEnd& end, TrialOutcome& out) {
 }
 
 // A failed job of `world` ranks: srun's exit code is that of the peers it terminated
-// (143); its error log names the rank that failed first: "srun: error: node: task 1:
-// Aborted" or "... task 1: Exited with exit code 3". That rank decides, as in the local
-// executor; without such a line `out` stays as it is.
+// (143); its error log names the failed tasks ("srun: error: node: task 1: Aborted",
+// "... task 0: Exited with exit code 1"). The one blamed_srun_task picks decides, as in
+// the local executor; without such a line `out` stays as it is.
 void blame_failed_rank(const SlurmEnd& end, int world, TrialOutcome& out) {
-  const std::string err = read_file(out.stderr_log, 1 << 20).value_or("");
-  std::smatch m;
-  if (!std::regex_search(err, m, std::regex("task (\\d+): ([^\\n]*)"))) return;
-  out.failed_rank = std::atoi(m[1].str().c_str());
+  const std::optional<SrunTaskFailure> task =
+      blamed_srun_task(read_file(out.stderr_log, 1 << 20).value_or(""));
+  if (!task) return;
+  out.failed_rank = task->rank;
   std::smatch code;
-  const std::string what = m[2].str();
+  const std::string& what = task->what;
   SlurmEnd rank_end = end;
   rank_end.state = "FAILED";
   if (std::regex_search(what, code, std::regex("exit code (\\d+)"))) {
@@ -218,6 +218,20 @@ void blame_failed_rank(const SlurmEnd& end, int world, TrialOutcome& out) {
 }
 
 }  // namespace
+
+std::optional<SrunTaskFailure> blamed_srun_task(const std::string& srun_log) {
+  static const std::regex task_line("task (\\d+): ([^\\n]*)");
+  std::optional<SrunTaskFailure> first;
+  for (auto it = std::sregex_iterator(srun_log.begin(), srun_log.end(), task_line);
+       it != std::sregex_iterator(); ++it) {
+    SrunTaskFailure t{std::atoi((*it)[1].str().c_str()), (*it)[2].str()};
+    const bool own_signal =
+        t.what.rfind("Exited", 0) != 0 && t.what != "Killed" && t.what != "Terminated";
+    if (own_signal) return t;
+    if (!first) first = t;
+  }
+  return first;
+}
 
 SlurmExecutor::SlurmExecutor(ExecutorOptions options)
     : o_(std::move(options)), parallel_(std::max(1, o_.parallel_trials)) {}

@@ -39,6 +39,18 @@ struct SlurmDecode {
 // documented in docs/controller.md "Slurm states".
 SlurmDecode decode_slurm_end(const SlurmEnd& end, const ResultParse& parsed);
 
+// A rank that srun's error log names as failed: "srun: error: node: task 1: Aborted".
+struct SrunTaskFailure {
+  int rank = 0;
+  std::string what;  // "Aborted", "Exited with exit code 3", ...
+};
+
+// The rank to blame among the tasks srun's log names (nullopt: none named). srun lists
+// them in the order it hears of them, not the order they failed, so a rank that died by
+// its own signal (not the SIGTERM/SIGKILL sent to peers) is preferred over ranks that
+// exited with a code, as the local executor prefers it; else the first listed. Pure.
+std::optional<SrunTaskFailure> blamed_srun_task(const std::string& srun_log);
+
 // True for the states after which a job runs no more.
 bool slurm_state_terminal(const std::string& state);
 

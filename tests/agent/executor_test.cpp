@@ -228,6 +228,27 @@ TEST(ExecutorCli, FlagsAreDocumentedAndBadOnesExit2WritingNothing) {
   fs::remove_all(dir);
 }
 
+// srun lists failed tasks in the order it hears of them: a peer that exited because rank 1
+// aborted may come first, and rank 1 is still the one to blame.
+TEST(BlamedSrunTask, ARankKilledByItsOwnSignalIsBlamedOverPeersThatExited) {
+  EXPECT_FALSE(blamed_srun_task("srun: job 7 queued\n"));
+  const auto aborted = blamed_srun_task(
+      "srun: error: n1: task 0: Exited with exit code 1\nsrun: error: n1: task 1: Aborted\n");
+  ASSERT_TRUE(aborted);
+  EXPECT_EQ(aborted->rank, 1);
+  EXPECT_EQ(aborted->what, "Aborted");
+  const auto exited = blamed_srun_task(
+      "srun: error: n1: task 1: Exited with exit code 3\nsrun: error: n1: task 0: Exited with "
+      "exit code 1\n");
+  ASSERT_TRUE(exited);
+  EXPECT_EQ(exited->rank, 1);  // none died by a signal: the first listed
+  EXPECT_EQ(exited->what, "Exited with exit code 3");
+  const auto killed_peer = blamed_srun_task(
+      "srun: error: n1: task 1: Killed\nsrun: error: n1: task 0: Exited with exit code 2\n");
+  ASSERT_TRUE(killed_peer);
+  EXPECT_EQ(killed_peer->rank, 1);  // SIGKILL is what peers get: not preferred, first listed
+}
+
 TEST(DecodeSlurmEnd, StatesMapToDispositions) {
   struct Case {
     std::string state;
