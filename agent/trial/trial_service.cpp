@@ -16,6 +16,7 @@
 #include "agent/protocol/kernel_trial_result.hpp"
 #include "agent/runner/trial.hpp"
 #include "agent/store/trial_launch.hpp"
+#include "common/result/result_json.hpp"
 
 namespace sg::agent {
 
@@ -44,14 +45,14 @@ TrialFinish finish_from(const TrialOutcome& o, const std::string& dir) {
   f.peak_allocated = r.peak_allocated_max();
   f.peak_reserved = r.peak_reserved_max();
   f.eval_loss = r.eval_loss;
-  f.eval_loss_bits = r.has_eval ? fmt::format("{:08x}", r.eval_loss_bits) : std::string();
+  f.eval_loss_bits = r.has_eval ? sg::bits_hex(r.eval_loss_bits) : std::string();
   f.param_digest = r.param_digest;
   f.optimizer_digest = r.optimizer_digest;
   if (r.raw.contains("memory"))
     f.breakdown = r.raw.at("memory").at("breakdown");  // kernel trials have none
   for (const auto& s : r.step_records) {
-    f.steps.push_back({s.step, s.loss, fmt::format("{:08x}", s.loss_bits), s.grad_norm,
-                       fmt::format("{:08x}", s.grad_norm_bits), s.seconds});
+    f.steps.push_back({s.step, s.loss, sg::bits_hex(s.loss_bits), s.grad_norm,
+                       sg::bits_hex(s.grad_norm_bits), s.seconds});
   }
   return f;
 }
