@@ -9,6 +9,7 @@
 #include "kernels/adaln/adaln_operands.hpp"
 #include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/common/cuda/vector_access.cuh"
+#include "kernels/common/cuda/with_constant.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
@@ -71,9 +72,8 @@ __global__ void modulate_fwd_kernel(const TN* __restrict__ normed, const float* 
     const auto sc = load<kPack>(scale, mi(i, scale_stride));
     const auto sh = load<kPack>(shift, mi(i, shift_stride));
     Pack<float, kPack> o;
-#pragma unroll
-    for (int e = 0; e < kPack; ++e)
-      o.v[e] = fm::modulate_forward(fm::to_float(x.v[e]), sc.v[e], sh.v[e]);
+    for_each_element<kPack>(
+        [&](int e) { o.v[e] = fm::modulate_forward(fm::to_float(x.v[e]), sc.v[e], sh.v[e]); });
     store<kPack>(out, i, o);
   }
 }
@@ -89,12 +89,11 @@ __global__ void modulate_bwd_kernel(const float* __restrict__ grad, const TN* __
     const auto sc = load<kPack>(scale, mi(i, scale_stride));
     Pack<TN, kPack> gn;
     Pack<float, kPack> gs;
-#pragma unroll
-    for (int e = 0; e < kPack; ++e) {
+    for_each_element<kPack>([&](int e) {
       float gnf;
       fm::modulate_backward(g.v[e], fm::to_float(x.v[e]), sc.v[e], gnf, gs.v[e]);
       gn.v[e] = fm::from_float<TN>(gnf);
-    }
+    });
     store<kPack>(g_normed, i, gn);
     store<kPack>(g_scale_elem, i, gs);
   }
@@ -109,9 +108,9 @@ __global__ void gated_fwd_kernel(const TX* __restrict__ x, const TY* __restrict_
     const auto yv = load<kPack>(y, i);
     const auto gv = load<kPack>(gate, mi(i, gate_stride));
     Pack<float, kPack> o;
-#pragma unroll
-    for (int e = 0; e < kPack; ++e)
+    for_each_element<kPack>([&](int e) {
       o.v[e] = fm::gated_forward(fm::to_float(xv.v[e]), fm::to_float(yv.v[e]), gv.v[e]);
+    });
     store<kPack>(out, i, o);
   }
 }
@@ -124,8 +123,7 @@ __global__ void bias_add_kernel(const T* __restrict__ y, const float* __restrict
     const auto yv = load<kPack>(y, i);
     const auto bv = load<kPack>(bias, i % channels);
     Pack<T, kPack> o;
-#pragma unroll
-    for (int e = 0; e < kPack; ++e) o.v[e] = fm::bias_add(yv.v[e], bv.v[e]);
+    for_each_element<kPack>([&](int e) { o.v[e] = fm::bias_add(yv.v[e], bv.v[e]); });
     store<kPack>(out, i, o);
   }
 }
@@ -143,13 +141,12 @@ __global__ void gated_bwd_kernel(const float* __restrict__ grad, const TY* __res
     Pack<TX, kPack> gx;
     Pack<TY, kPack> gy;
     Pack<float, kPack> gg;
-#pragma unroll
-    for (int e = 0; e < kPack; ++e) {
+    for_each_element<kPack>([&](int e) {
       float gyf;
       fm::gated_backward(g.v[e], fm::to_float(yv.v[e]), gv.v[e], gyf, gg.v[e]);
       gx.v[e] = fm::from_float<TX>(g.v[e]);
       gy.v[e] = fm::from_float<TY>(gyf);
-    }
+    });
     if (g_x != nullptr) store<kPack>(g_x, i, gx);
     store<kPack>(g_y, i, gy);
     store<kPack>(g_gate_elem, i, gg);
@@ -158,20 +155,10 @@ __global__ void gated_bwd_kernel(const float* __restrict__ grad, const TY* __res
 
 #undef SG_ADALN_PACKS
 
-// Calls f(vec constant) for vec in {1, 2, 4}.
+// Calls f(vec constant) for vec in {1, 2, 4} (4 for any other value).
 template <typename F>
 void with_vec(int64_t vec, F&& f) {
-  switch (vec) {
-    case 1:
-      f(std::integral_constant<int, 1>{});
-      break;
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      break;
-    default:
-      f(std::integral_constant<int, 4>{});
-      break;
-  }
+  if (!with_constant<1, 2>(vec, f)) f(std::integral_constant<int, 4>{});
 }
 
 // Calls f(pack constant) for pack in {1, 4}.

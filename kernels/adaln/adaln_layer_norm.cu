@@ -12,11 +12,13 @@
 #include "kernels/adaln/adaln_launchers.hpp"
 #include "kernels/adaln/adaln_layer_norm_kernels.cuh"
 #include "kernels/adaln/adaln_operands.hpp"
+#include "kernels/common/cuda/with_constant.hpp"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -31,15 +33,7 @@ using namespace modulate_ln;
 template <typename F>
 void with_cache(int64_t channels, F&& f) {
   const int64_t per_thread = (channels / kVec + kRowThreads - 1) / kRowThreads;
-  if (per_thread <= 1) {
-    f(std::integral_constant<int, 1>{});
-  } else if (per_thread == 2) {
-    f(std::integral_constant<int, 2>{});
-  } else if (per_thread == 3) {
-    f(std::integral_constant<int, 3>{});
-  } else if (per_thread == 4) {
-    f(std::integral_constant<int, 4>{});
-  } else {
+  if (!with_constant<1, 2, 3, 4>(std::max<int64_t>(per_thread, 1), f)) {
     f(std::integral_constant<int, 0>{});
   }
 }
@@ -56,19 +50,8 @@ void check_launch(int64_t threads, int64_t row_threads) {
 // playing ATen's 128 row threads: layer_norm_order.cuh), which check_launch has checked.
 template <typename F>
 void with_row_lanes(int64_t row_threads, F&& f) {
-  switch (row_threads) {
-    case 32:
-      f(std::integral_constant<int, 32>{});
-      break;
-    case 64:
-      f(std::integral_constant<int, 64>{});
-      break;
-    case 128:
-      f(std::integral_constant<int, 128>{});
-      break;
-    default:
-      TORCH_INTERNAL_ASSERT(false, "adaln: row_threads ", row_threads, " passed check_launch");
-  }
+  const bool launched = with_constant<32, 64, 128>(row_threads, f);
+  TORCH_INTERNAL_ASSERT(launched, "adaln: row_threads ", row_threads, " passed check_launch");
 }
 
 // Launches a row kernel over x's rows, one per `row_threads` threads: calls go(TX{}, cached,

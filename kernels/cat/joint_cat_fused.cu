@@ -137,23 +137,11 @@ int64_t copy_unit(const at::Tensor& joint, const at::Tensor& video, const at::Te
 // Calls f(U{}) for the unit type of `unit` bytes.
 template <typename F>
 void with_unit(int64_t unit, F&& f) {
-  switch (unit) {
-    case 16:
-      f(uint4{});
-      break;
-    case 8:
-      f(uint2{});
-      break;
-    case 4:
-      f(uint32_t{});
-      break;
-    case 2:
-      f(uint16_t{});
-      break;
-    default:
-      f(uint8_t{});
-      break;
-  }
+  if (unit == 16) return f(uint4{});
+  if (unit == 8) return f(uint2{});
+  if (unit == 4) return f(uint32_t{});
+  if (unit == 2) return f(uint16_t{});
+  f(uint8_t{});
 }
 
 // Raw copy (row or flat mode) in the widest unit.

@@ -6,6 +6,7 @@
 // (x0, x1) pairs when rotating) strided by the block size. Per-element math and
 // rounding: fused_math.hpp.
 #include "kernels/common/cuda/fused_math.hpp"
+#include "kernels/common/cuda/with_constant.hpp"
 #include "kernels/qk_norm/qk_norm_launchers.hpp"
 #include "kernels/qk_norm/qk_norm_operands.hpp"
 
@@ -158,17 +159,8 @@ void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t ve
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
     auto with_vec = [&](auto index, auto rope) {
-      switch (vec) {
-        case 1:
-          go(index, rope, std::integral_constant<int, 1>{});
-          break;
-        case 2:
-          go(index, rope, std::integral_constant<int, 2>{});
-          break;
-        default:
-          go(index, rope, std::integral_constant<int, 4>{});
-          break;
-      }
+      auto go_vec = [&](auto v) { go(index, rope, v); };
+      if (!with_constant<1, 2>(vec, go_vec)) go_vec(std::integral_constant<int, 4>{});
     };
     auto with_rope = [&](auto index) {
       if (pl.rope && kPass != Pass::kSquare) {
@@ -184,6 +176,27 @@ void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t ve
       with_rope(int64_t{0});
     }
   });
+}
+
+// The row operands of the normalize and backward passes: x, r [B, S, 1], w and, with RoPE,
+// the table (r is checked here).
+Pointers row_operands(const Plan& pl, const at::Tensor& x, const at::Tensor& r, const at::Tensor& w,
+                      const at::Tensor& table) {
+  check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
+  Pointers ptrs;
+  ptrs.x = x.data_ptr();
+  ptrs.r = r.data_ptr<float>();
+  ptrs.w = w.data_ptr<float>();
+  if (pl.rope) ptrs.table = reinterpret_cast<const double2*>(table.data_ptr<double>());
+  return ptrs;
+}
+
+// The backward passes' incoming gradient: float32, contiguous, x's element count.
+const float* grad_operand(const at::Tensor& g, const at::Tensor& x) {
+  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat &&
+                  g.is_contiguous() && g.numel() == x.numel(),
+              "qk_norm: grad must be a contiguous float32 tensor with x's elements");
+  return g.data_ptr<float>();
 }
 
 }  // namespace
@@ -203,15 +216,10 @@ at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& r, const at::Ten
                          const at::Tensor& table, int64_t heads, int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
-  check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
+  Pointers ptrs = row_operands(pl, x, r, w, table);
   auto sizes = pl.rope ? std::vector<int64_t>{x.size(0), x.size(1), heads, x.size(2) / heads}
                        : x.sizes().vec();
   auto out = empty_output(sizes, x.options().dtype(at::kFloat));
-  Pointers ptrs;
-  ptrs.x = x.data_ptr();
-  ptrs.r = r.data_ptr<float>();
-  ptrs.w = w.data_ptr<float>();
-  if (pl.rope) ptrs.table = reinterpret_cast<const double2*>(table.data_ptr<double>());
   ptrs.out0 = out.data_ptr<float>();
   launch<Pass::kNormalize>(pl, x.scalar_type(), x.size(2), vec, ptrs);
   return out;
@@ -223,18 +231,10 @@ std::pair<at::Tensor, at::Tensor> rms_backward_products(const at::Tensor& g, con
                                                         int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
-  check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
-  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat &&
-                  g.is_contiguous() && g.numel() == x.numel(),
-              "qk_norm: grad must be a contiguous float32 tensor with x's elements");
+  Pointers ptrs = row_operands(pl, x, r, w, table);
+  ptrs.g = grad_operand(g, x);
   auto g_r_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
   auto g_w_elem = empty_output(x.sizes(), x.options().dtype(at::kFloat));
-  Pointers ptrs;
-  ptrs.x = x.data_ptr();
-  ptrs.r = r.data_ptr<float>();
-  ptrs.w = w.data_ptr<float>();
-  if (pl.rope) ptrs.table = reinterpret_cast<const double2*>(table.data_ptr<double>());
-  ptrs.g = g.data_ptr<float>();
   ptrs.out0 = g_r_elem.data_ptr<float>();
   ptrs.out1 = g_w_elem.data_ptr<float>();
   launch<Pass::kProducts>(pl, x.scalar_type(), x.size(2), vec, ptrs);
@@ -246,18 +246,10 @@ at::Tensor rms_grad_input(const at::Tensor& g, const at::Tensor& x, const at::Te
                           int64_t heads, int64_t threads, int64_t vec) {
   const c10::cuda::CUDAGuard guard(x.device());
   const Plan pl = plan(x, w, table, heads, threads, vec, /*needs_w=*/true);
-  check_float_like(r, {x.size(0), x.size(1), 1}, x, "r");
+  Pointers ptrs = row_operands(pl, x, r, w, table);
   check_float_like(g_mean, {x.size(0), x.size(1), 1}, x, "g_mean");
-  TORCH_CHECK(g.is_cuda() && g.device() == x.device() && g.scalar_type() == at::kFloat &&
-                  g.is_contiguous() && g.numel() == x.numel(),
-              "qk_norm: grad must be a contiguous float32 tensor with x's elements");
+  ptrs.g = grad_operand(g, x);
   auto gx = empty_output(x.sizes(), x.options());
-  Pointers ptrs;
-  ptrs.x = x.data_ptr();
-  ptrs.r = r.data_ptr<float>();
-  ptrs.w = w.data_ptr<float>();
-  if (pl.rope) ptrs.table = reinterpret_cast<const double2*>(table.data_ptr<double>());
-  ptrs.g = g.data_ptr<float>();
   ptrs.g_mean = g_mean.data_ptr<float>();
   ptrs.out_x = gx.data_ptr();
   launch<Pass::kGradInput>(pl, x.scalar_type(), x.size(2), vec, ptrs);

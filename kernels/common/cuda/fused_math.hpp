@@ -17,41 +17,21 @@
 
 namespace sg::kernels::fused_math {
 
-C10_HOST_DEVICE inline double dmul(double a, double b) {
+// One IEEE operation, rounded to nearest and never contracted: the _rn intrinsic on the
+// device, the plain operator on the host.
 #if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
+#define SG_ROUNDED(intrinsic, op) return intrinsic(a, b)
 #else
-  return a * b;
+#define SG_ROUNDED(intrinsic, op) return a op b
 #endif
-}
-C10_HOST_DEVICE inline double dadd(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-C10_HOST_DEVICE inline double dsub(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-C10_HOST_DEVICE inline float fmul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-C10_HOST_DEVICE inline float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
+C10_HOST_DEVICE inline double dmul(double a, double b) { SG_ROUNDED(__dmul_rn, *); }
+C10_HOST_DEVICE inline double dadd(double a, double b) { SG_ROUNDED(__dadd_rn, +); }
+C10_HOST_DEVICE inline double dsub(double a, double b) { SG_ROUNDED(__dsub_rn, -); }
+C10_HOST_DEVICE inline float fmul(float a, float b) { SG_ROUNDED(__fmul_rn, *); }
+C10_HOST_DEVICE inline float fadd(float a, float b) { SG_ROUNDED(__fadd_rn, +); }
+// IEEE division, correctly rounded (nvcc's default -prec-div=true for a / b).
+C10_HOST_DEVICE inline float fdiv(float a, float b) { SG_ROUNDED(__fdiv_rn, /); }
+#undef SG_ROUNDED
 
 // a - b is a + (-b) exactly, signed zeros included.
 C10_HOST_DEVICE inline float fsub(float a, float b) { return fadd(a, -b); }
@@ -61,14 +41,6 @@ C10_HOST_DEVICE inline float ffma(float a, float b, float c) {
   return __fmaf_rn(a, b, c);
 #else
   return std::fma(a, b, c);
-#endif
-}
-// IEEE division, correctly rounded (nvcc's default -prec-div=true for a / b).
-C10_HOST_DEVICE inline float fdiv(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
 #endif
 }
 

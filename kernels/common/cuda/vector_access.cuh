@@ -17,6 +17,13 @@ __device__ inline void store(T* __restrict__ p, I i, const Pack<T, kPack>& v) {
   *reinterpret_cast<Pack<T, kPack>*>(p + i) = v;
 }
 
+// Calls f(e) for each element e of a pack, unrolled.
+template <int kPack, typename F>
+__device__ __forceinline__ void for_each_element(F&& f) {
+#pragma unroll
+  for (int e = 0; e < kPack; ++e) f(e);
+}
+
 // A pack widened to float (exact for float32 and bf16).
 template <int kPack, typename T>
 __device__ inline void widen(const Pack<T, kPack>& packed, float (&v)[kPack]) {
