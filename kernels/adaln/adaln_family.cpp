@@ -12,12 +12,8 @@ bool fits_modulation(const at::Tensor& m, const at::Tensor& x) {
          (m.size(0) == 1 || m.size(0) == x.size(0)) && (m.stride(2) == 1 || m.size(2) == 1);
 }
 
-class PlainAdaln final : public AdalnVariant {
+class PlainAdaln final : public PlainVariant<AdalnVariant> {
  public:
-  std::string name() const override { return "plain_aten"; }
-  Status can_implement(const Problem& problem, const ParamValues&) const override {
-    return problem.shape.empty() ? Status::kErrorInvalidProblem : Status::kSuccess;
-  }
   at::Tensor run(const AdalnArgs& args, const ParamValues&) const override {
     return adaln_modulate_reference(args.x, args.shift, args.scale, args.eps);
   }

@@ -124,15 +124,11 @@ class BiasAddFunction : public torch::autograd::Function<BiasAddFunction> {
   }
 };
 
-class FusedAdaln final : public AdalnVariant {
+class FusedAdaln final : public FusedVariant<AdalnVariant> {
  public:
-  std::string name() const override { return "fused_cuda"; }
-
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
-    const Status s = fused_common_checks(family("ADALN"), problem, params,
-                                         {at::kFloat, at::kBFloat16}, /*min_alignment=*/1);
-    if (s != Status::kSuccess) return s;
-    return problem.shape.size() == 3 ? Status::kSuccess : Status::kErrorInvalidProblem;
+    return fused_checks(family("ADALN"), problem, params, {at::kFloat, at::kBFloat16},
+                        /*min_alignment=*/1, /*well_formed=*/problem.shape.size() == 3);
   }
 
   at::Tensor run(const AdalnArgs& args, const ParamValues& params) const override {

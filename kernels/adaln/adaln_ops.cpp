@@ -5,18 +5,16 @@
 namespace sg::kernels {
 namespace {
 
-FamilyState& adaln_state() {
-  static FamilyState& fs = family_state("ADALN");
-  return fs;
+const FamilyDispatch<AdalnVariant>& adaln_dispatch() {
+  static const FamilyDispatch<AdalnVariant> kAdaln("ADALN", fused_adaln(), plain_adaln());
+  return kAdaln;
 }
 
 // Dispatches one ADALN op: call(variant, inputs, params), every input differentiable.
 template <class Call>
 at::Tensor adaln_op(const Problem& problem, const char* op, const std::vector<at::Tensor>& inputs,
                     const Call& call) {
-  auto& fs = adaln_state();
-  return dispatch_op(fs, fused_variant(fs, fused_adaln()), plain_adaln(), problem, "ADALN", op,
-                     inputs, std::vector<bool>(inputs.size(), true), call);
+  return adaln_dispatch().run(problem, op, inputs, std::vector<bool>(inputs.size(), true), call);
 }
 
 }  // namespace

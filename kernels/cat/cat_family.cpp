@@ -4,12 +4,8 @@
 namespace sg::kernels {
 namespace {
 
-class PlainCat final : public CatVariant {
+class PlainCat final : public PlainVariant<CatVariant> {
  public:
-  std::string name() const override { return "plain_aten"; }
-  Status can_implement(const Problem& problem, const ParamValues&) const override {
-    return problem.shape.size() == 3 ? Status::kSuccess : Status::kErrorInvalidProblem;
-  }
   at::Tensor run(const CatArgs& args, const ParamValues&) const override {
     return joint_cat_reference(args.video, args.action);
   }
@@ -17,6 +13,9 @@ class PlainCat final : public CatVariant {
                                           const ParamValues&) const override {
     return joint_split_reference(joint, video_len);
   }
+
+ private:
+  bool well_formed(const Problem& problem) const override { return problem.shape.size() == 3; }
 };
 
 }  // namespace

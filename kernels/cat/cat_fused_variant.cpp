@@ -64,16 +64,12 @@ class JointSplitFunction : public torch::autograd::Function<JointSplitFunction> 
   }
 };
 
-class FusedCat final : public CatVariant {
+class FusedCat final : public FusedVariant<CatVariant> {
  public:
-  std::string name() const override { return "fused_cuda"; }
-
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
-    const Status s = fused_common_checks(family("CAT"), problem, params,
-                                         {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble},
-                                         /*min_alignment=*/1);
-    if (s != Status::kSuccess) return s;
-    return problem.shape.size() == 3 ? Status::kSuccess : Status::kErrorInvalidProblem;
+    return fused_checks(family("CAT"), problem, params,
+                        {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble}, /*min_alignment=*/1,
+                        /*well_formed=*/problem.shape.size() == 3);
   }
 
   at::Tensor run(const CatArgs& args, const ParamValues& params) const override {

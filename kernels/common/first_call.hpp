@@ -88,4 +88,37 @@ auto dispatch_op(FamilyState& fs, const V* fused, const V& plain, const Problem&
   return call(plain, inputs, kNoParams);
 }
 
+// A family as its op files dispatch it: its state and name, its built fused variant
+// (nullptr without CUDA) and its plain variant. Each op keeps one (a local static).
+template <class V>
+class FamilyDispatch {
+ public:
+  FamilyDispatch(const char* family, const V* built_fused, const V& plain)
+      : state_(family_state(family)), family_(family), built_fused_(built_fused), plain_(plain) {}
+
+  FamilyState& state() const { return state_; }
+  // The fused variant in use: the test override when one is set, else the built one.
+  const V* fused() const { return fused_variant(state_, built_fused_); }
+  const V& plain() const { return plain_; }
+
+  // Runs one op of the family through dispatch_op: call(variant, inputs, params).
+  template <class Call>
+  auto run(const Problem& problem, const char* op, const std::vector<at::Tensor>& inputs,
+           const std::vector<bool>& differentiable, const Call& call) const {
+    return dispatch_op(state_, fused(), plain_, problem, family_, op, inputs, differentiable, call);
+  }
+
+ private:
+  FamilyState& state_;
+  const char* family_;
+  const V* built_fused_;
+  const V& plain_;
+};
+
+// The call of a family's main op whose argument struct is the op's two inputs, in order.
+inline constexpr auto run_on_inputs = [](const auto& variant, const std::vector<at::Tensor>& in,
+                                         const ParamValues& params) {
+  return variant.run({in[0], in[1]}, params);
+};
+
 }  // namespace sg::kernels

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 namespace sg::kernels {
 
@@ -17,13 +18,20 @@ namespace sg::kernels {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// What every fused variant requires of a problem before its own checks: parameters that
-// satisfy the family, a CUDA main operand of a supported dtype, dense operands, the other
-// operands fitting, at least one element, and pointers aligned to min_alignment bytes.
-inline Status fused_common_checks(const FamilyInfo& fam, const Problem& problem,
-                                  const ParamValues& params,
-                                  std::initializer_list<at::ScalarType> dtypes,
-                                  int64_t min_alignment) {
+// A family's fused CUDA variant: named "fused_cuda"; its can_implement is fused_checks().
+template <class FamilyVariant>
+class FusedVariant : public FamilyVariant {
+ public:
+  std::string name() const final { return "fused_cuda"; }
+};
+
+// What a fused variant can implement, checked in this order: parameters that satisfy the
+// family, a CUDA main operand of a supported dtype, dense operands, the other operands
+// fitting, at least one element, pointers aligned to min_alignment bytes, and then the
+// variant's own test of the shape (`well_formed`: kErrorInvalidProblem when false).
+inline Status fused_checks(const FamilyInfo& fam, const Problem& problem, const ParamValues& params,
+                           std::initializer_list<at::ScalarType> dtypes, int64_t min_alignment,
+                           bool well_formed) {
   if (check_params(fam, with_defaults(fam, params)) != Status::kSuccess)
     return Status::kErrorConstraint;
   if (problem.shape.empty()) return Status::kErrorInvalidProblem;
@@ -36,7 +44,7 @@ inline Status fused_common_checks(const FamilyInfo& fam, const Problem& problem,
   for (auto d : problem.shape) numel *= d;
   if (numel <= 0) return Status::kErrorNotSupported;
   if (problem.alignment_bytes < min_alignment) return Status::kErrorNotSupported;
-  return Status::kSuccess;
+  return well_formed ? Status::kSuccess : Status::kErrorInvalidProblem;
 }
 
 // g itself when dense and 16-byte aligned, else a dense aligned copy (same values): the

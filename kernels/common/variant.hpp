@@ -71,6 +71,21 @@ class VariantOf : public Variant {
   virtual at::Tensor run(const Args& args, const ParamValues& params) const = 0;
 };
 
+// A family's plain variant (its reference, composed of ATen ops, on every device): named
+// "plain_aten"; it implements every problem that well_formed() accepts (by default any with
+// a shape), and reports kErrorInvalidProblem for the others.
+template <class FamilyVariant>
+class PlainVariant : public FamilyVariant {
+ public:
+  std::string name() const final { return "plain_aten"; }
+  Status can_implement(const Problem& problem, const ParamValues&) const final {
+    return well_formed(problem) ? Status::kSuccess : Status::kErrorInvalidProblem;
+  }
+
+ protected:
+  virtual bool well_formed(const Problem& problem) const { return !problem.shape.empty(); }
+};
+
 // One static instance of a variant type: what plain_<family>() and fused_<family>() hand out.
 template <class T>
 const T& variant_instance() {

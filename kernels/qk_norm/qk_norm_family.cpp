@@ -4,12 +4,8 @@
 namespace sg::kernels {
 namespace {
 
-class PlainQkNorm final : public QkNormVariant {
+class PlainQkNorm final : public PlainVariant<QkNormVariant> {
  public:
-  std::string name() const override { return "plain_aten"; }
-  Status can_implement(const Problem& problem, const ParamValues&) const override {
-    return problem.shape.empty() ? Status::kErrorInvalidProblem : Status::kSuccess;
-  }
   at::Tensor run(const QkNormArgs& args, const ParamValues&) const override {
     if (args.table.defined())
       return rms_norm_rope_reference(args.x, args.weight, args.eps, args.table, args.heads);

@@ -75,18 +75,14 @@ class QkNormFunction : public torch::autograd::Function<QkNormFunction> {
   }
 };
 
-class FusedQkNorm final : public QkNormVariant {
+class FusedQkNorm final : public FusedVariant<QkNormVariant> {
  public:
-  std::string name() const override { return "fused_cuda"; }
-
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
     // 16 bytes with the rotation: the float64 (cos, sin) pairs are read as double2.
     const bool rope = problem.shape.size() == 4;
-    const Status s =
-        fused_common_checks(family("QKNORM"), problem, params, {at::kFloat, at::kBFloat16},
-                            /*min_alignment=*/rope ? 16 : 1);
-    if (s != Status::kSuccess) return s;
-    return problem.shape.size() == 3 || rope ? Status::kSuccess : Status::kErrorInvalidProblem;
+    return fused_checks(family("QKNORM"), problem, params, {at::kFloat, at::kBFloat16},
+                        /*min_alignment=*/rope ? 16 : 1,
+                        /*well_formed=*/problem.shape.size() == 3 || rope);
   }
 
   at::Tensor run(const QkNormArgs& args, const ParamValues& params) const override {

@@ -4,21 +4,21 @@
 #include "kernels/qk_norm/qk_norm.hpp"
 
 namespace sg::kernels {
+
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  static FamilyState& fs = family_state("QKNORM");
-  auto call = [eps](const QkNormVariant& v, const std::vector<at::Tensor>& in,
-                    const ParamValues& p) {
-    return v.run({in[0], in[1], eps, at::Tensor(), 1}, p);
-  };
-  return dispatch_op(fs, fused_variant(fs, fused_qk_norm()), plain_qk_norm(),
-                     qk_norm_problem({x, weight, eps, at::Tensor(), 1}), "QKNORM", "norm",
-                     {x, weight}, {true, true}, call);
+  static const FamilyDispatch<QkNormVariant> kQkNorm("QKNORM", fused_qk_norm(), plain_qk_norm());
+  return kQkNorm.run(
+      qk_norm_problem({x, weight, eps, at::Tensor(), 1}), "norm", {x, weight}, {true, true},
+      [eps](const QkNormVariant& v, const std::vector<at::Tensor>& in, const ParamValues& p) {
+        return v.run({in[0], in[1], eps, at::Tensor(), 1}, p);
+      });
 }
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps,
                          const at::Tensor& table, int64_t heads) {
-  static FamilyState& fs = family_state("QKNORM");
-  const auto* fused = fused_variant(fs, fused_qk_norm());
+  static const FamilyDispatch<QkNormVariant> kQkNorm("QKNORM", fused_qk_norm(), plain_qk_norm());
+  auto& fs = kQkNorm.state();
+  const auto* fused = kQkNorm.fused();
   const QkNormArgs args{x, weight, eps, table, heads};
   auto call = [eps, heads](const QkNormVariant& v, const std::vector<at::Tensor>& in,
                            const ParamValues& p) {
@@ -26,7 +26,7 @@ at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double e
   };
   const std::vector<at::Tensor> inputs{x, weight, table};
   const std::vector<bool> differentiable{true, true, false};
-  const auto compare = first_call_compare(fs, fused, plain_qk_norm(), inputs, differentiable, call);
+  const auto compare = first_call_compare(fs, fused, kQkNorm.plain(), inputs, differentiable, call);
   static const FamilyState& rope = family_state("ROPE");
   const bool rope_on = rope.selected && !rope.fell_back;
   if (rope_on && use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm_rope", compare)) {

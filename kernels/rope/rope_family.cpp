@@ -4,15 +4,15 @@
 namespace sg::kernels {
 namespace {
 
-class PlainRope final : public RopeVariant {
+class PlainRope final : public PlainVariant<RopeVariant> {
  public:
-  std::string name() const override { return "plain_aten"; }
-  Status can_implement(const Problem& problem, const ParamValues&) const override {
-    if (problem.shape.size() != 4 || problem.shape[3] % 2 != 0) return Status::kErrorInvalidProblem;
-    return Status::kSuccess;
-  }
   at::Tensor run(const RopeArgs& args, const ParamValues&) const override {
     return rope3d_apply_reference(args.x, args.table);
+  }
+
+ private:
+  bool well_formed(const Problem& problem) const override {
+    return problem.shape.size() == 4 && problem.shape[3] % 2 == 0;
   }
 };
 

@@ -31,18 +31,13 @@ class Rope3dFunction : public torch::autograd::Function<Rope3dFunction> {
   }
 };
 
-class FusedRope final : public RopeVariant {
+class FusedRope final : public FusedVariant<RopeVariant> {
  public:
-  std::string name() const override { return "fused_cuda"; }
-
   Status can_implement(const Problem& problem, const ParamValues& params) const override {
     // 16 bytes: the float64 (cos, sin) pairs are read as double2; x pairs need 2 elements.
-    const Status s = fused_common_checks(family("ROPE"), problem, params,
-                                         {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble},
-                                         /*min_alignment=*/16);
-    if (s != Status::kSuccess) return s;
-    if (problem.shape.size() != 4 || problem.shape[3] % 2 != 0) return Status::kErrorInvalidProblem;
-    return Status::kSuccess;
+    return fused_checks(family("ROPE"), problem, params,
+                        {at::kFloat, at::kBFloat16, at::kHalf, at::kDouble}, /*min_alignment=*/16,
+                        /*well_formed=*/problem.shape.size() == 4 && problem.shape[3] % 2 == 0);
   }
 
   at::Tensor run(const RopeArgs& args, const ParamValues& params) const override {

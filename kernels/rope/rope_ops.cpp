@@ -5,12 +5,8 @@
 namespace sg::kernels {
 
 at::Tensor rope_apply(const at::Tensor& x, const at::Tensor& table) {
-  static FamilyState& fs = family_state("ROPE");
-  auto call = [](const RopeVariant& v, const std::vector<at::Tensor>& in, const ParamValues& p) {
-    return v.run({in[0], in[1]}, p);
-  };
-  return dispatch_op(fs, fused_variant(fs, fused_rope()), plain_rope(), rope_problem({x, table}),
-                     "ROPE", "rope", {x, table}, {true, false}, call);
+  static const FamilyDispatch<RopeVariant> kRope("ROPE", fused_rope(), plain_rope());
+  return kRope.run(rope_problem({x, table}), "rope", {x, table}, {true, false}, run_on_inputs);
 }
 
 }  // namespace sg::kernels

@@ -13,17 +13,13 @@ namespace sg::kernels {
 namespace {
 
 using gpu_test::cuda0;
-
-struct AdalnShape {
-  int64_t b, seq, channels;
-};
+using gpu_test::RowShape;
 
 // base video rows (1280 x 1536), base action rows (16 x 512), then odd ones.
-const std::vector<AdalnShape> kShapes = {
-    {2, 1280, 1536}, {2, 16, 512}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
+const std::vector<RowShape> kShapes = gpu_test::with_odd_rows({{2, 1280, 1536}, {2, 16, 512}});
 
 // shift, scale, gate as the trainer makes them: chunks of [B, 6, C] float32.
-std::vector<at::Tensor> modulation(const AdalnShape& s, bool broadcast) {
+std::vector<at::Tensor> modulation(const RowShape& s, bool broadcast) {
   auto mod =
       at::randn({broadcast ? 1 : s.b, 6, s.channels}, at::TensorOptions().device(cuda0())) * 0.5;
   return mod.chunk(6, 1);
@@ -60,11 +56,9 @@ void expect_every_variant_matches(const Problem& problem, const gpu_test::Pass& 
 }
 
 TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
-  ASSERT_NE(fused_adaln(), nullptr);
-  const auto params = legal_params(family("ADALN"));
+  const auto params = gpu_test::fused_params("ADALN", fused_adaln());
   ASSERT_FALSE(params.empty());
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(13);
+  const gpu_test::SweepScope scope(13);
   for (const auto& s : kShapes) {
     for (bool broadcast : {false, true}) {
       // (x dtype, autocast): float32 rows, bf16 rows, bf16 rows under autocast.
@@ -99,18 +93,17 @@ TEST(KernelsAdaln, ModulateEveryVariantMatchesPlainBitwise) {
 // or 128 threads playing ATen's 128: row_threads), rows whose mean is far from zero, and a
 // misaligned x (the statistics then stay ATen's: still bitwise).
 TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(15);
+  const gpu_test::SweepScope scope(15);
   const auto opts = at::TensorOptions().device(cuda0());
-  for (const auto& s : std::vector<AdalnShape>{{2, 1280, 1536},
-                                               {3, 7, 36},
-                                               {1, 5, 96},
-                                               {3, 7, 512},
-                                               {2, 3, 1024},
-                                               {3, 7, 1000},
-                                               {2, 3, 2000},
-                                               {1, 3, 2048},
-                                               {2, 3, 3072}}) {
+  for (const auto& s : std::vector<RowShape>{{2, 1280, 1536},
+                                             {3, 7, 36},
+                                             {1, 5, 96},
+                                             {3, 7, 512},
+                                             {2, 3, 1024},
+                                             {3, 7, 1000},
+                                             {2, 3, 2000},
+                                             {1, 3, 2048},
+                                             {2, 3, 3072}}) {
     for (double offset : {0.0, 300.0}) {
       for (auto [dtype, autocast] : std::vector<std::pair<at::ScalarType, bool>>{
                {at::kFloat, false}, {at::kBFloat16, true}}) {
@@ -144,8 +137,7 @@ TEST(KernelsAdaln, ModulateWithLayerNormInsideMatchesPlainBitwise) {
 }
 
 TEST(KernelsAdaln, GatedResidualEveryVariantMatchesPlainBitwise) {
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(14);
+  const gpu_test::SweepScope scope(14);
   for (const auto& s : kShapes) {
     for (auto xt : {at::kFloat, at::kBFloat16}) {
       for (auto yt : {at::kFloat, at::kBFloat16}) {
@@ -178,8 +170,7 @@ gpu_test::Pass bias_pass(const AdalnVariant& v, const ParamValues& p,
 }
 
 TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(15);
+  const gpu_test::SweepScope scope(15);
   for (const auto& s : kShapes) {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       auto x = gpu_test::random_like_with_zeros({s.b, s.seq, 64}, dtype, cuda0());
@@ -201,7 +192,7 @@ TEST(KernelsAdaln, BiasAddEveryVariantMatchesPlainBitwise) {
 TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
   const auto& v = *fused_adaln();
   const ParamValues p = family("ADALN").defaults;
-  const AdalnShape s{2, 5, 8};
+  const RowShape s{2, 5, 8};
   auto x = at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0()));
   auto mod = modulation(s, false);
   EXPECT_EQ(v.can_implement(adaln_problem({x, mod[0], mod[1], 1e-6}), p), Status::kSuccess);
@@ -226,7 +217,7 @@ TEST(KernelsAdaln, CanImplementRefusesWhatItCannotRun) {
 TEST(KernelsAdaln, FirstCallCheckPassesUnderAutocastThenFallsBackOnInjectedMismatch) {
   testing::reset_first_call_checks();
   select_kernels({{{"ADALN", true}}, {{"ADALN", "threads=512,vec=4"}}});
-  const AdalnShape s{2, 1280, 1536};
+  const RowShape s{2, 1280, 1536};
   auto x =
       at::randn({s.b, s.seq, s.channels}, at::TensorOptions().device(cuda0())).to(at::kBFloat16);
   auto mod = modulation(s, false);

@@ -22,11 +22,7 @@ const std::vector<CatShape> kShapes = {
 
 gpu_test::Pass cat_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& video,
                         const at::Tensor& action, const at::Tensor& seed) {
-  return gpu_test::run_single(
-      [&](const std::vector<at::Tensor>& in) {
-        return v.run({in[0], in[1]}, p);
-      },
-      {video, action}, {true, true}, seed);
+  return gpu_test::run_main_op(v, p, {video, action}, {true, true}, seed);
 }
 
 gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::Tensor& joint,
@@ -40,11 +36,9 @@ gpu_test::Pass split_pass(const CatVariant& v, const ParamValues& p, const at::T
 }
 
 TEST(KernelsCat, EveryVariantMatchesPlainBitwise) {
-  ASSERT_NE(fused_cat(), nullptr);
-  const auto params = legal_params(family("CAT"));
+  const auto params = gpu_test::fused_params("CAT", fused_cat());
   ASSERT_FALSE(params.empty());
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(12);
+  const gpu_test::SweepScope scope(12);
   for (const auto& s : kShapes) {
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
       auto video = gpu_test::random_like_with_zeros({s.b, s.video, s.channels}, dtype, cuda0());

@@ -14,13 +14,10 @@ namespace sg::kernels {
 namespace {
 
 using gpu_test::cuda0;
+using gpu_test::RowShape;
 
-struct NormShape {
-  int64_t b, seq, channels;
-};
 // [B, S, C] rows: base video, base action, then odd ones (C = 33, 1023, 5; one row).
-const std::vector<NormShape> kNormShapes = {
-    {2, 1280, 1536}, {2, 16, 1536}, {1, 1, 5}, {3, 7, 33}, {2, 9, 1023}};
+const std::vector<RowShape> kNormShapes = gpu_test::with_odd_rows({{2, 1280, 1536}, {2, 16, 1536}});
 
 struct RopeShape {
   int64_t b, f, h, w, heads, head_dim;
@@ -55,11 +52,9 @@ std::string label(const ParamValues& p, at::ScalarType dtype, bool autocast,
 }
 
 TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
-  ASSERT_NE(fused_qk_norm(), nullptr);
-  const auto params = legal_params(family("QKNORM"));
+  const auto params = gpu_test::fused_params("QKNORM", fused_qk_norm());
   ASSERT_FALSE(params.empty());
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(31);
+  const gpu_test::SweepScope scope(31);
   for (const auto& s : kNormShapes) {
     for (auto [dtype, autocast] : dtype_cases()) {
       auto opts = at::TensorOptions().device(cuda0());
@@ -86,11 +81,10 @@ TEST(KernelsQkNorm, NormEveryVariantMatchesPlainBitwise) {
 // holds vectors for some lanes only), 640 (none: warp 0's partial sums are the row's) and 21
 // rows (a partial last block).
 TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(33);
+  const gpu_test::SweepScope scope(33);
   const auto opts = at::TensorOptions().device(cuda0());
   struct Case {
-    NormShape shape;
+    RowShape shape;
     double offset;
     bool applies;
   };
@@ -125,8 +119,7 @@ TEST(KernelsQkNorm, RowPassInAtenOrderMatchesPlainBitwise) {
 
 TEST(KernelsQkNorm, NormRopeEveryVariantMatchesPlainBitwise) {
   const auto params = legal_params(family("QKNORM"));
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(32);
+  const gpu_test::SweepScope scope(32);
   for (const auto& s : kRopeShapes) {
     const int64_t seq = s.f * s.h * s.w, c = s.heads * s.head_dim;
     auto table = rope3d_table(s.f, s.h, s.w, s.head_dim, 10000.0, cuda0());

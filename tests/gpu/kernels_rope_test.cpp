@@ -23,20 +23,13 @@ const std::vector<RopeShape> kShapes = {
 
 gpu_test::Pass rope_pass(const RopeVariant& v, const ParamValues& p, const at::Tensor& x,
                          const at::Tensor& table, const at::Tensor& seed) {
-  return gpu_test::run_single(
-      [&](const std::vector<at::Tensor>& in) {
-        return v.run({in[0], in[1]}, p);
-      },
-      {x, table}, {true, false}, seed);
+  return gpu_test::run_main_op(v, p, {x, table}, {true, false}, seed);
 }
 
 TEST(KernelsRope, EveryVariantMatchesPlainBitwise) {
-  ASSERT_NE(fused_rope(), nullptr);
-  const auto& fam = family("ROPE");
-  const auto params = legal_params(fam);
+  const auto params = gpu_test::fused_params("ROPE", fused_rope());
   ASSERT_FALSE(params.empty());
-  gpu_test::PoisonOutputs poison;
-  at::manual_seed(11);
+  const gpu_test::SweepScope scope(11);
   for (const auto& s : kShapes) {
     const int64_t seq = s.frames * s.height * s.width;
     auto table = rope3d_table(s.frames, s.height, s.width, s.head_dim, 10000.0, cuda0());

@@ -1,15 +1,17 @@
-// Shared helpers of the fused-kernel GPU tests (tests/gpu/kernels_*_test.cpp): every
-// legal parameter combination of a family, poisoned launcher outputs, and one
+// Shared helpers of the fused-kernel GPU tests (tests/gpu/kernels_*_test.cpp): row shapes,
+// every legal parameter combination of a family, poisoned launcher outputs, and one
 // forward + autograd backward of a variant on fresh leaves.
 #pragma once
 
 #include "kernels/common/cuda/launchers.hpp"
 #include "kernels/common/dispatch.hpp"
+#include "kernels/common/first_call.hpp"
 #include "kernels/common/registry.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -23,11 +25,39 @@ inline std::string str(const ParamValues& p) {
   return os.str();
 }
 
+// [B, S, C] rows.
+struct RowShape {
+  int64_t b, seq, channels;
+};
+
+// `base` rows followed by the odd ones every row-wise family is checked on: one row of 5
+// channels, and C = 33 and 1023 (not a multiple of any vector width).
+inline std::vector<RowShape> with_odd_rows(std::vector<RowShape> base) {
+  base.insert(base.end(), {{1, 1, 5}, {3, 7, 33}, {2, 9, 1023}});
+  return base;
+}
+
+// Every legal parameter combination of a family's fused variant; none when that variant is
+// not built (`fused` is nullptr), so a sweep that asserts a non-empty list fails there too.
+inline std::vector<ParamValues> fused_params(const char* family_name, const Variant* fused) {
+  return fused == nullptr ? std::vector<ParamValues>{} : legal_params(family(family_name));
+}
+
 // Fills every launcher output with NaN for the scope of a test.
 class PoisonOutputs {
  public:
   PoisonOutputs() { cuda::poison_outputs_flag() = true; }
   ~PoisonOutputs() { cuda::poison_outputs_flag() = false; }
+};
+
+// What a sweep test runs under: poisoned launcher outputs and the generator seeded with its
+// own seed.
+class SweepScope {
+ public:
+  explicit SweepScope(uint64_t seed) { at::manual_seed(seed); }
+
+ private:
+  PoisonOutputs poison_;
 };
 
 struct Pass {
@@ -77,6 +107,15 @@ inline Pass run_single(const std::function<at::Tensor(const std::vector<at::Tens
   return run_pass(
       [&](const std::vector<at::Tensor>& in) { return std::vector<at::Tensor>{op(in)}; }, inputs,
       differentiable, {seed});
+}
+
+// run_single of variant v's main op (run) with parameters p, its argument struct made of
+// the two inputs in order (CAT's video and action, ROPE's x and table).
+template <class V>
+Pass run_main_op(const V& v, const ParamValues& p, const std::vector<at::Tensor>& inputs,
+                 const std::vector<bool>& differentiable, const at::Tensor& seed) {
+  return run_single([&](const std::vector<at::Tensor>& in) { return run_on_inputs(v, in, p); },
+                    inputs, differentiable, seed);
 }
 
 // Bit-for-bit equality of two passes (outputs and every grad).

@@ -48,24 +48,21 @@ static_assert(kConcurrentKernel ==
 
 constexpr size_t kTopRows = 60;
 
-// KinetoEvent's clock: LibTorch 1.13 has startUs()/durationUs(), 2.x startNs()/durationNs()
-// (and isHiddenEvent()). Chosen by which member exists rather than by TORCH_VERSION_*,
-// since the release that switched is not pinned down here; both compile either way.
+// An event's start and duration on KinetoEvent's clock: LibTorch 1.13 has
+// startUs()/durationUs(), 2.x startNs()/durationNs() (and isHiddenEvent()). Chosen by which
+// members exist rather than by TORCH_VERSION_*, since the release that switched is not
+// pinned down here; both compile either way.
+struct Span {
+  int64_t start_ns, duration_ns;
+};
 template <class E>
-auto start_ns(const E& e, int) -> decltype(static_cast<int64_t>(e.startNs())) {
-  return static_cast<int64_t>(e.startNs());
+auto span(const E& e, int)
+    -> decltype(Span{static_cast<int64_t>(e.startNs()), static_cast<int64_t>(e.durationNs())}) {
+  return {static_cast<int64_t>(e.startNs()), static_cast<int64_t>(e.durationNs())};
 }
 template <class E>
-int64_t start_ns(const E& e, long) {
-  return static_cast<int64_t>(e.startUs()) * 1000;
-}
-template <class E>
-auto duration_ns(const E& e, int) -> decltype(static_cast<int64_t>(e.durationNs())) {
-  return static_cast<int64_t>(e.durationNs());
-}
-template <class E>
-int64_t duration_ns(const E& e, long) {
-  return static_cast<int64_t>(e.durationUs()) * 1000;
+Span span(const E& e, long) {
+  return {static_cast<int64_t>(e.startUs()) * 1000, static_cast<int64_t>(e.durationUs()) * 1000};
 }
 template <class E>
 auto hidden(const E& e, int) -> decltype(static_cast<bool>(e.isHiddenEvent())) {
@@ -136,7 +133,8 @@ std::vector<OpEvent> collect(const tp::ProfilerResult& result) {
       kind = "cuda_memset";
     else
       continue;
-    out.push_back({e.name(), std::move(kind), e.startThreadId(), start_ns(e, 0), duration_ns(e, 0),
+    const Span t = span(e, 0);
+    out.push_back({e.name(), std::move(kind), e.startThreadId(), t.start_ns, t.duration_ns,
                    on_device ? e.linkedCorrelationId() : e.correlationId(),
                    on_device ? "" : inputs_of(e)});
   }

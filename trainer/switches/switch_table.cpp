@@ -39,50 +39,54 @@ std::string kernel_reason(const char* family) {
   return gpu_present() ? "" : "fused CUDA kernel; no GPU visible on this machine";
 }
 
-std::function<void(Switches&, const std::string&)> to(bool Switches::*field) {
+// SwitchSpec::apply: stores a validated value; to(field) stores it into that field.
+using Apply = std::function<void(Switches&, const std::string&)>;
+
+Apply to(bool Switches::*field) {
   return [field](Switches& s, const std::string& v) { s.*field = v == "1"; };
 }
-std::function<void(Switches&, const std::string&)> to(int64_t Switches::*field) {
+Apply to(int64_t Switches::*field) {
   return [field](Switches& s, const std::string& v) { s.*field = std::stoll(v); };
 }
-std::function<void(Switches&, const std::string&)> to(std::string Switches::*field) {
+Apply to(std::string Switches::*field) {
   return [field](Switches& s, const std::string& v) { s.*field = v; };
 }
 
-SwitchSpec flag(const char* name, Identity identity, Effect effect,
-                std::vector<std::string> requires, std::string doc,
-                std::function<void(Switches&, const std::string&)> apply,
-                std::string unavailable = "") {
+// What every switch states; its type, domain and default are set by the caller.
+SwitchSpec described(const char* name, Identity identity, Effect effect,
+                     std::vector<std::string> requires, std::string doc, Apply apply) {
   SwitchSpec s;
   s.name = name;
-  s.type = SwitchType::kBool;
-  s.values = {"0", "1"};
-  s.default_value = "0";
   s.requires = std::move(requires);
   s.identity = identity;
   s.effect = effect;
   s.doc = std::move(doc);
   s.apply = std::move(apply);
+  return s;
+}
+
+SwitchSpec flag(const char* name, Identity identity, Effect effect,
+                std::vector<std::string> requires, std::string doc, Apply apply,
+                std::string unavailable = "") {
+  SwitchSpec s =
+      described(name, identity, effect, std::move(requires), std::move(doc), std::move(apply));
+  s.type = SwitchType::kBool;
+  s.values = {"0", "1"};
+  s.default_value = "0";
   s.unavailable_reason = std::move(unavailable);
   return s;
 }
 
 SwitchSpec integer(const char* name, int64_t min, int64_t max, std::vector<std::string> candidates,
                    const char* def, Identity identity, Effect effect,
-                   std::vector<std::string> requires, std::string doc,
-                   std::function<void(Switches&, const std::string&)> apply) {
-  SwitchSpec s;
-  s.name = name;
+                   std::vector<std::string> requires, std::string doc, Apply apply) {
+  SwitchSpec s =
+      described(name, identity, effect, std::move(requires), std::move(doc), std::move(apply));
   s.type = SwitchType::kInt;
   s.min = min;
   s.max = max;
   s.values = std::move(candidates);
   s.default_value = def;
-  s.requires = std::move(requires);
-  s.identity = identity;
-  s.effect = effect;
-  s.doc = std::move(doc);
-  s.apply = std::move(apply);
   return s;
 }
 
@@ -137,21 +141,18 @@ std::vector<SwitchSpec> build_table() {
       to(&Switches::vae_first)));
   // ---- attention / layer kernels ----
   {
-    SwitchSpec s;
-    s.name = "ATTN_BACKEND";
-    s.type = SwitchType::kEnum;
-    s.values = {"math", "efficient", "flash", "cudnn"};
-    s.default_value = "math";
-    s.identity = I::kTolerance;
-    s.effect = E::kSpeed;
-    s.deterministic = false;
-    s.doc =
+    SwitchSpec s = described(
+        "ATTN_BACKEND", I::kTolerance, E::kSpeed, {},
         "Attention implementation: math (explicit matmul/softmax, the default) or "
         "scaled_dot_product_attention restricted to the memory-efficient, flash (unmasked calls; "
         "masked calls fall back to memory-efficient) or cuDNN kernel. Other kernels round "
         "differently; efficient/flash/cudnn backward is not deterministic, so a run with them "
-        "relaxes deterministic mode to warn-only (recorded in the fingerprint).";
-    s.apply = to(&Switches::attn_backend);
+        "relaxes deterministic mode to warn-only (recorded in the fingerprint).",
+        to(&Switches::attn_backend));
+    s.type = SwitchType::kEnum;
+    s.values = {"math", "efficient", "flash", "cudnn"};
+    s.default_value = "math";
+    s.deterministic = false;
     s.scope = SwitchScope::kLayers;
     s.unavailable_reason =
         kCuda && kTorch2 && gpu_present()
