@@ -9,18 +9,10 @@ namespace {
 
 const RowMap<CampaignRow>& campaign_map() {
   static const RowMap<CampaignRow> map{
-      col("id", &CampaignRow::id),
-      col("created_at", &CampaignRow::created_at),
-      col("finished_at", &CampaignRow::finished_at),
-      col("state", &CampaignRow::state),
-      col("workload", &CampaignRow::workload),
-      col("size", &CampaignRow::size),
-      col("trainer", &CampaignRow::trainer),
+      SG_COLUMNS(CampaignRow, id, created_at, finished_at, state, workload, size, trainer),
       col("manifest_json", &CampaignRow::manifest),
       col("options_json", &CampaignRow::options),
-      col("environment_id", &CampaignRow::environment_id),
-      col("deterministic", &CampaignRow::deterministic),
-      col("note", &CampaignRow::note),
+      SG_COLUMNS(CampaignRow, environment_id, deterministic, note),
   };
   return map;
 }

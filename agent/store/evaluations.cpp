@@ -13,18 +13,8 @@ constexpr int kIntervalSchema = 6;  // speedup_lo, speedup_hi, pairs
 
 const RowMap<EvaluationRow>& evaluation_map() {
   static const RowMap<EvaluationRow> map{
-      col("id", &EvaluationRow::id),
-      col("campaign_id", &EvaluationRow::campaign_id),
-      col("strategy", &EvaluationRow::strategy),
-      col("config_key", &EvaluationRow::config_key),
-      col("steps", &EvaluationRow::steps),
-      col("disposition", &EvaluationRow::disposition),
-      col("gate_class", &EvaluationRow::gate_class),
-      col("reason", &EvaluationRow::reason),
-      col("speedup", &EvaluationRow::speedup),
-      col("speedup_spread", &EvaluationRow::speedup_spread),
-      col("samples_per_s", &EvaluationRow::samples_per_s),
-      col("projected_peak_bytes", &EvaluationRow::projected_peak_bytes),
+      SG_COLUMNS(EvaluationRow, id, campaign_id, strategy, config_key, steps, disposition,
+                 gate_class, reason, speedup, speedup_spread, samples_per_s, projected_peak_bytes),
       col("trial_ids_json", &EvaluationRow::trial_ids),
       col("on_frontier", &EvaluationRow::on_frontier),
       col_or_nan("speedup_lo", &EvaluationRow::speedup_lo, kIntervalSchema),
@@ -36,15 +26,10 @@ const RowMap<EvaluationRow>& evaluation_map() {
 
 const RowMap<ProjectionRow>& projection_map() {
   static const RowMap<ProjectionRow> map{
-      col("campaign_id", &ProjectionRow::campaign_id),
-      col("config_key", &ProjectionRow::config_key),
-      col("target_micro_batch", &ProjectionRow::target_micro_batch),
-      col("world_size", &ProjectionRow::world_size),
-      col("zero_stage", &ProjectionRow::zero_stage),
+      SG_COLUMNS(ProjectionRow, campaign_id, config_key, target_micro_batch, world_size,
+                 zero_stage),
       col("inputs_json", &ProjectionRow::inputs),
-      col("projected_bytes", &ProjectionRow::projected_bytes),
-      col("measured_bytes", &ProjectionRow::measured_bytes),
-      col("relative_error", &ProjectionRow::relative_error),
+      SG_COLUMNS(ProjectionRow, projected_bytes, measured_bytes, relative_error),
   };
   return map;
 }
@@ -121,12 +106,7 @@ void Store::set_frontier(std::int64_t campaign_id,
 }
 
 void Store::add_projection(const ProjectionRow& p) {
-  write_exec(*this,
-             "INSERT INTO projections(campaign_id, config_key, target_micro_batch, world_size, "
-             "zero_stage, inputs_json, projected_bytes, measured_bytes, relative_error) "
-             "VALUES(?,?,?,?,?,?,?,?,?)",
-             p.campaign_id, p.config_key, p.target_micro_batch, p.world_size, p.zero_stage,
-             p.inputs.dump(), p.projected_bytes, p.measured_bytes, p.relative_error);
+  write([&] { projection_map().insert(*db_, "INSERT INTO projections", p); });
 }
 
 std::vector<ProjectionRow> Store::projections(std::int64_t campaign_id,

@@ -8,15 +8,9 @@ namespace {
 
 const RowMap<KernelTimingRow>& kernel_timing_map() {
   static const RowMap<KernelTimingRow> map{
-      col("id", &KernelTimingRow::id),
-      col("campaign_id", &KernelTimingRow::campaign_id),
-      col("trial_id", &KernelTimingRow::trial_id),
-      col("family", &KernelTimingRow::family),
-      col("params", &KernelTimingRow::params),
-      col("micro_batch", &KernelTimingRow::micro_batch),
-      col("fwd_us", &KernelTimingRow::fwd_us),
-      col("fwdbwd_us", &KernelTimingRow::fwdbwd_us),
-      col("matches_plain", &KernelTimingRow::matches_plain),
+      read_only(col("id", &KernelTimingRow::id)),
+      SG_COLUMNS(KernelTimingRow, campaign_id, trial_id, family, params, micro_batch, fwd_us,
+                 fwdbwd_us, matches_plain),
   };
   return map;
 }
@@ -36,13 +30,8 @@ void Store::add_kernel_trial(std::int64_t campaign_id, const std::string& family
 void Store::add_kernel_timings(const std::vector<KernelTimingRow>& rows) {
   write([&] {
     SQLite::Statement st(*db_,
-                         "INSERT OR IGNORE INTO kernel_timings(campaign_id, trial_id, family, "
-                         "params, micro_batch, fwd_us, fwdbwd_us, matches_plain) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const auto& r : rows) {
-      exec_again(st, r.campaign_id, r.trial_id, r.family, r.params, r.micro_batch, r.fwd_us,
-                 r.fwdbwd_us, r.matches_plain);
-    }
+                         kernel_timing_map().insert_sql("INSERT OR IGNORE INTO kernel_timings"));
+    for (const auto& r : rows) kernel_timing_map().insert(st, r);
   });
 }
 

@@ -94,17 +94,17 @@ json environment_json(Store& store, std::int64_t env_id) {
 std::optional<PreviousEnvironment> previous_environment(Store& store, std::int64_t campaign_id,
                                                         const std::string& workload,
                                                         const std::string& size) {
-  return query_one(
-      store_detail::connection(store),
-      "SELECT c.id, e.id, e.fingerprint_hash, e.fingerprint_json FROM campaigns c "
-      "JOIN environments e ON e.id = c.environment_id "
-      "WHERE c.id < ? AND c.workload = ? AND c.size = ? ORDER BY c.id DESC LIMIT 1",
-      [](SQLite::Statement& q) {
-        return PreviousEnvironment{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-                                   column_text(q.getColumn(2)),
-                                   json::parse(column_text(q.getColumn(3)), nullptr, false)};
-      },
-      campaign_id, workload, size);
+  static const RowMap<PreviousEnvironment> map{
+      col("c.id", &PreviousEnvironment::campaign_id),
+      col("e.id", &PreviousEnvironment::environment_id),
+      col("e.fingerprint_hash", &PreviousEnvironment::hash),
+      col("e.fingerprint_json", &PreviousEnvironment::fingerprint),
+  };
+  return map.select_one(store_detail::connection(store),
+                        "FROM campaigns c JOIN environments e ON e.id = c.environment_id "
+                        "WHERE c.id < ? AND c.workload = ? AND c.size = ? ORDER BY c.id DESC "
+                        "LIMIT 1",
+                        campaign_id, workload, size);
 }
 
 json fingerprint_diff(const json& before, const json& after) {

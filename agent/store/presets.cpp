@@ -8,19 +8,10 @@ namespace sg::agent {
 
 const RowMap<PresetRow>& preset_map() {
   static const RowMap<PresetRow> map{
-      col("campaign_id", &PresetRow::campaign_id),
-      col("name", &PresetRow::name),
-      col("path", &PresetRow::path),
-      col("config_key", &PresetRow::config_key),
-      col("fingerprint_hash", &PresetRow::fingerprint_hash),
-      col("content", &PresetRow::content),
-      col("budget_bytes", &PresetRow::budget_bytes),
-      col("speedup", &PresetRow::speedup),
-      col("speedup_spread", &PresetRow::speedup_spread),
-      col("projected_peak_bytes", &PresetRow::projected_peak_bytes),
-      col("evaluation_id", &PresetRow::evaluation_id),
+      SG_COLUMNS(PresetRow, campaign_id, name, path, config_key, fingerprint_hash, content,
+                 budget_bytes, speedup, speedup_spread, projected_peak_bytes, evaluation_id),
       col("trial_ids_json", &PresetRow::trial_ids),
-      col("created_at", &PresetRow::created_at),
+      read_only(col("created_at", &PresetRow::created_at)),
   };
   return map;
 }
@@ -28,13 +19,7 @@ const RowMap<PresetRow>& preset_map() {
 std::int64_t Store::add_preset(const PresetRow& p) {
   std::int64_t id = 0;
   write([&] {
-    exec(*db_,
-         "INSERT INTO presets(campaign_id, name, budget_bytes, path, config_key, evaluation_id, "
-         "trial_ids_json, speedup, speedup_spread, projected_peak_bytes, fingerprint_hash, "
-         "content) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-         p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id,
-         ids_json(p.trial_ids), p.speedup, p.speedup_spread, p.projected_peak_bytes,
-         p.fingerprint_hash, p.content);
+    preset_map().insert(*db_, "INSERT INTO presets", p);
     id = db_->getLastInsertRowid();
   });
   return id;

@@ -10,38 +10,11 @@ namespace sg::agent {
 
 const RowMap<TrialRow>& trial_map() {
   static const RowMap<TrialRow> map{
-      col("id", &TrialRow::id),
-      col("campaign_id", &TrialRow::campaign_id),
-      col("trial_key", &TrialRow::trial_key),
-      col("purpose", &TrialRow::purpose),
-      col("config_key", &TrialRow::config_key),
-      col("seed", &TrialRow::seed),
-      col("steps", &TrialRow::steps),
-      col("micro_batch", &TrialRow::micro_batch),
-      col("grad_accum", &TrialRow::grad_accum),
-      col("repeat", &TrialRow::repeat),
-      col("state", &TrialRow::state),
-      col("disposition", &TrialRow::disposition),
-      col("run_ok", &TrialRow::run_ok),
-      col("reason", &TrialRow::reason),
-      col("wall_s", &TrialRow::wall_s),
-      col("samples_per_s", &TrialRow::samples_per_s),
-      col("peak_allocated_bytes", &TrialRow::peak_allocated_bytes),
-      col("exit_code", &TrialRow::exit_code),
-      col("signal", &TrialRow::signal),
-      col("param_digest", &TrialRow::param_digest),
-      col("optimizer_digest", &TrialRow::optimizer_digest),
-      col("stdout_log", &TrialRow::stdout_log),
-      col("stderr_log", &TrialRow::stderr_log),
-      col("result_path", &TrialRow::result_path),
-      col("result_json", &TrialRow::result_json),
-      col("eval_loss", &TrialRow::eval_loss),
-      col("host", &TrialRow::host),
-      col("controller_pid", &TrialRow::controller_pid),
-      col("pgid", &TrialRow::pgid),
-      col("heartbeat_at", &TrialRow::heartbeat_at),
-      col("requeued_from", &TrialRow::requeued_from),
-  };
+      SG_COLUMNS(TrialRow, id, campaign_id, trial_key, purpose, config_key, seed, steps,
+                 micro_batch, grad_accum, repeat, state, disposition, run_ok, reason, wall_s,
+                 samples_per_s, peak_allocated_bytes, exit_code, signal, param_digest,
+                 optimizer_digest, stdout_log, stderr_log, result_path, result_json, eval_loss,
+                 host, controller_pid, pgid, heartbeat_at, requeued_from)};
   return map;
 }
 

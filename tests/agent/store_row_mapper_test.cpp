@@ -31,18 +31,20 @@ struct Sample {
 const RowMap<Sample>& sample_map() {
   static const RowMap<Sample> map{
       col("id", &Sample::id),
-      col("count", &Sample::count),
-      col("flag", &Sample::flag),
-      col("real", &Sample::real),
+      SG_COLUMNS(Sample, count, flag, real),  // col("count", &Sample::count), ...
       col_or_nan("real_or_nan", &Sample::real_or_nan),
-      col("text", &Sample::text),
-      col("maybe_int", &Sample::maybe_int),
-      col("maybe_real", &Sample::maybe_real),
-      col("maybe_disposition", &Sample::maybe_disposition),
-      col("disposition", &Sample::disposition),
-      col("doc", &Sample::doc),
-      col("ids", &Sample::ids),
+      SG_COLUMNS(Sample, text, maybe_int, maybe_real, maybe_disposition, disposition, doc, ids),
       col("added_later", &Sample::added_later, /*since_version=*/3),
+  };
+  return map;
+}
+
+// The columns named as their members, after a rowid SQLite assigns.
+const RowMap<Sample>& written_map() {
+  static const RowMap<Sample> map{
+      read_only(col("id", &Sample::id)),
+      SG_COLUMNS(Sample, count, flag, real, real_or_nan, text, maybe_int, maybe_real,
+                 maybe_disposition, disposition, doc, ids),
   };
   return map;
 }
@@ -127,6 +129,43 @@ TEST_F(RowMapperTest, ReadsFromAnOffsetAndEveryRow) {
   while (q.executeStep()) texts.push_back(sample_map().read(q, /*first=*/1).text);
   EXPECT_EQ(texts, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(read(3, " WHERE id > 5").size(), 0u);
+}
+
+TEST_F(RowMapperTest, InsertWritesBackWhatItReadsButNotTheReadOnlyColumns) {
+  const std::string sql = written_map().insert_sql("INSERT INTO samples");
+  EXPECT_EQ(sql,
+            "INSERT INTO samples(count, flag, real, real_or_nan, text, maybe_int, maybe_real, "
+            "maybe_disposition, disposition, doc, ids) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  db_.exec(
+      "INSERT INTO samples VALUES(5, 3, 1, 'NaN', 2.5, 'hello', NULL, '-Inf', 'slower', "
+      "'gate_failed', '{\"a\":1}', '[1,2,3]', 9)");
+  const Sample stored = read(3).at(0);
+  SQLite::Statement st(db_, sql);
+  written_map().insert(st, stored);
+  written_map().insert(st, stored);  // a prepared insert runs again
+  // Each written column holds one value, of one type, in all three rows.
+  for (const std::string column :
+       {"count", "flag", "real", "real_or_nan", "text", "maybe_int", "maybe_real",
+        "maybe_disposition", "disposition", "doc", "ids"}) {
+    EXPECT_EQ(
+        query_one(db_, "SELECT COUNT(DISTINCT quote(" + column + ")) FROM samples", first_int64), 1)
+        << column;
+  }
+  EXPECT_EQ(query_one(db_, "SELECT COUNT(*) FROM samples WHERE id IS NULL AND added_later IS NULL",
+                      first_int64),
+            2);
+}
+
+TEST_F(RowMapperTest, AnIdOrNullColumnWritesZeroAsNullAndReadsItAsZero) {
+  static const RowMap<Sample> map{id_or_null("id", &Sample::id)};
+  Sample s;
+  map.insert(db_, "INSERT INTO samples", s);
+  s.id = 4;
+  map.insert(db_, "INSERT INTO samples", s);
+  EXPECT_EQ(map.select_all(db_, "FROM samples WHERE id IS NULL").size(), 1u);
+  std::vector<std::int64_t> ids;
+  for (const auto& r : map.select_all(db_, "FROM samples ORDER BY id")) ids.push_back(r.id);
+  EXPECT_EQ(ids, (std::vector<std::int64_t>{0, 4}));
 }
 
 }  // namespace

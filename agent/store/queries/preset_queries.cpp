@@ -53,28 +53,30 @@ json evaluation_headline(SQLite::Database& db, const json& preset) {
       .value_or(nullptr);
 }
 
+// The columns both preset listings show, with their evaluation's samples_per_s.
+constexpr const char* kPresetListing =
+    "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, p.evaluation_id, "
+    "p.speedup, p.speedup_spread, p.projected_peak_bytes, p.fingerprint_hash, p.created_at, "
+    "v.samples_per_s";
+constexpr const char* kPresetsJoined =
+    " FROM presets p LEFT JOIN evaluations v ON v.id = p.evaluation_id";
+
 }  // namespace
 
 json campaign_presets(Store& store, std::int64_t campaign_id) {
   json out = rows(store_detail::connection(store),
-                  "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, "
-                  "p.evaluation_id, p.speedup, p.speedup_spread, p.projected_peak_bytes, "
-                  "p.fingerprint_hash, p.created_at, v.samples_per_s FROM presets p LEFT JOIN "
-                  "evaluations v ON v.id = p.evaluation_id WHERE p.campaign_id = ?1 AND p.id IN "
-                  "(SELECT MAX(id) FROM presets WHERE campaign_id = ?1 GROUP BY name) "
-                  "ORDER BY p.name",
+                  std::string(kPresetListing) + kPresetsJoined +
+                      " WHERE p.campaign_id = ?1 AND p.id IN (SELECT MAX(id) FROM presets WHERE "
+                      "campaign_id = ?1 GROUP BY name) ORDER BY p.name",
                   campaign_id);
   for (auto& p : out) p["headline"] = preset_headline(store, p);
   return out;
 }
 
 json presets(Store& store) {
-  json out = rows(store_detail::connection(store),
-                  "SELECT p.id, p.campaign_id, p.name, p.budget_bytes, p.path, p.config_key, "
-                  "p.evaluation_id, p.trial_ids_json, p.speedup, p.speedup_spread, "
-                  "p.projected_peak_bytes, p.fingerprint_hash, p.created_at, v.samples_per_s "
-                  "FROM presets p LEFT JOIN evaluations v ON v.id = p.evaluation_id "
-                  "ORDER BY p.id");
+  json out =
+      rows(store_detail::connection(store),
+           std::string(kPresetListing) + ", p.trial_ids_json" + kPresetsJoined + " ORDER BY p.id");
   for (auto& p : out) {
     p["trial_ids"] = parse_or(p["trial_ids_json"], json::array());
     p.erase("trial_ids_json");

@@ -8,10 +8,8 @@ namespace sg::agent {
 std::vector<AcceptedEvaluation> accepted_evaluations_by_speedup(Store& store,
                                                                 std::int64_t campaign_id) {
   static const RowMap<AcceptedEvaluation> map{
-      col("id", &AcceptedEvaluation::id),
-      col("strategy", &AcceptedEvaluation::strategy),
+      SG_COLUMNS(AcceptedEvaluation, id, strategy, speedup),
       col("config_json", &AcceptedEvaluation::config),
-      col("speedup", &AcceptedEvaluation::speedup),
   };
   return map.select_all(store_detail::connection(store),
                         "FROM evaluations WHERE campaign_id = ? AND disposition = 'accepted' "
