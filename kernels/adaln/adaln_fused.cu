@@ -155,6 +155,12 @@ __global__ void gated_bwd_kernel(const float* __restrict__ grad, const TY* __res
 
 #undef SG_ADALN_PACKS
 
+// Calls f(TX{}, TY{}) for the element types of the gated chain's x and y.
+template <typename F>
+void with_types(at::ScalarType x, at::ScalarType y, F&& f) {
+  with_type(x, [&](auto tx) { with_type(y, [&](auto ty) { f(tx, ty); }); });
+}
+
 // Calls f(vec constant) for vec in {1, 2, 4} (4 for any other value).
 template <typename F>
 void with_vec(int64_t vec, F&& f) {
@@ -293,18 +299,16 @@ at::Tensor gated_forward(const at::Tensor& x, const at::Tensor& y, const at::Ten
   const int64_t pk = effective_pack(pack, x.size(2), {&x, &y, &out}, {&gate});
   const Launch l = plan(x.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
-  with_type(x.scalar_type(), [&](auto tx) {
+  with_types(x.scalar_type(), y.scalar_type(), [&](auto tx, auto ty) {
     using TX = decltype(tx);
-    with_type(y.scalar_type(), [&](auto ty) {
-      using TY = decltype(ty);
-      with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
-        using I = decltype(index);
-        gated_fwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I>
-            <<<l.grid, l.block, 0, stream>>>(x.data_ptr<TX>(), y.data_ptr<TY>(),
-                                             gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
-                                             ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+    using TY = decltype(ty);
+    with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
+      using I = decltype(index);
+      gated_fwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I>
+          <<<l.grid, l.block, 0, stream>>>(x.data_ptr<TX>(), y.data_ptr<TY>(),
+                                           gate.data_ptr<float>(), out.data_ptr<float>(), I(l.n),
+                                           ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return out;
@@ -329,20 +333,17 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> gated_backward(
              : effective_pack(pack, y.size(2), {&grad, &y, &g_y, &g_gate_elem}, {&gate});
   const Launch l = plan(y.numel(), threads, vec, pk);
   auto stream = at::cuda::getCurrentCUDAStream();
-  with_type(x_dtype, [&](auto tx) {
+  with_types(x_dtype, y.scalar_type(), [&](auto tx, auto ty) {
     using TX = decltype(tx);
-    with_type(y.scalar_type(), [&](auto ty) {
-      using TY = decltype(ty);
-      with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
-        using I = decltype(index);
-        gated_bwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I>
-            <<<l.grid, l.block, 0, stream>>>(grad.data_ptr<float>(), y.data_ptr<TY>(),
-                                             gate.data_ptr<float>(),
-                                             cast_x ? g_x.data_ptr<TX>() : nullptr,
-                                             g_y.data_ptr<TY>(), g_gate_elem.data_ptr<float>(),
-                                             I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
-        C10_CUDA_KERNEL_LAUNCH_CHECK();
-      });
+    using TY = decltype(ty);
+    with_launch(vec, pk, l, span(gate), [&](auto v, auto pc, auto index) {
+      using I = decltype(index);
+      gated_bwd_kernel<TX, TY, decltype(v)::value, decltype(pc)::value, I>
+          <<<l.grid, l.block, 0, stream>>>(
+              grad.data_ptr<float>(), y.data_ptr<TY>(), gate.data_ptr<float>(),
+              cast_x ? g_x.data_ptr<TX>() : nullptr, g_y.data_ptr<TY>(),
+              g_gate_elem.data_ptr<float>(), I(l.n), ModIndex<I>{I(mi.channels), I(mi.seq)}, I(gs));
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
     });
   });
   return {g_x, g_y, g_gate_elem};

@@ -75,13 +75,10 @@ C10_HOST_DEVICE inline T from_double(double v) {
     return static_cast<T>(from_double<float>(v));
   }
 }
+// float -> T rounds to nearest even (the identity for float).
 template <typename T>
 C10_HOST_DEVICE inline T from_float(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else {
-    return static_cast<T>(v);
-  }
+  return static_cast<T>(v);
 }
 
 // ---- ROPE: (x0, x1) rotated by (c, s) with float64 products (rope3d_apply_reference):
