@@ -68,7 +68,7 @@ def tune_and_check(test, trainer, workload, size, trials, steps):
 
 
 class CampaignTest(unittest.TestCase):
-    """tune_and_check with the arguments main() was given."""
+    """tune_and_check over the command line's TRAINER WORKLOAD SIZE TRIALS STEPS."""
     args = None
 
     def test_tune_and_emit_gated_presets(self):
