@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace sg::trainer {
 namespace {
@@ -19,41 +21,43 @@ namespace {
 constexpr double kMutClipNorm = 2.5;
 constexpr int64_t kWarmupSteps = 2;
 
-struct MutantDoc {
-  const char* name;
+// The test-only switches by kind: the kind's identity class and the start of its docs
+// (recipe mutants and rounding switches are all declared tolerance), then each switch's
+// name and what it does.
+struct MutantKind {
   Identity identity;
-  const char* doc;
+  const char* doc_prefix;
+  std::vector<std::pair<const char*, const char*>> mutants;
 };
 
-const std::vector<MutantDoc>& mutant_docs() {
-  using I = Identity;
-  static const std::vector<MutantDoc> kDocs = {
-      {"NOOP_A", I::kBitwise, "test-only: does nothing"},
-      {"NOOP_B", I::kBitwise, "test-only: does nothing"},
-      {"MUT_LR_3", I::kTolerance, "test-only recipe mutant: learning rate x1.03"},
-      {"MUT_LR_10", I::kTolerance, "test-only recipe mutant: learning rate x1.10"},
-      {"MUT_WEIGHT_DECAY", I::kTolerance, "test-only recipe mutant: AdamW weight decay x2"},
-      {"MUT_BETA2", I::kTolerance, "test-only recipe mutant: Adam beta2 0.999 -> 0.99"},
-      {"MUT_CLIP", I::kTolerance,
-       "test-only recipe mutant: gradient clipping at 2.5 instead of 1.0"},
-      {"MUT_WARMUP", I::kTolerance,
-       "test-only recipe mutant: linear learning-rate warm-up, steps 0 and 1 at 1/3 and 2/3"},
-      {"MUT_DROP_POSITIONS", I::kTolerance,
-       "test-only recipe mutant: the last 1/8 of the latent columns leave the video loss"},
-      {"ROUND_BF16_OUTPUT", I::kTolerance,
-       "test-only rounding switch: the predictions rounded to bf16 before the loss (as bf16 "
-       "autocast's heads hand them over), and so their gradients"},
-      {"ROUND_BF16_LINEAR", I::kTolerance,
-       "test-only rounding switch: the biased linear layers over token sequences computed in bf16 "
-       "(input, weight and bias cast, as autocast does), the output cast back to float32"},
-      {"ROUND_F64_LINEAR", I::kTolerance,
-       "test-only rounding switch: the biased linear layers over token sequences computed in "
-       "float64 and rounded to float32 once (a more exact accumulation)"},
-      {"ROUND_BF16_GRADS", I::kTolerance,
-       "test-only rounding switch: gradients rounded to bf16 before clipping and the optimizer "
-       "(as a bf16 gradient all-reduce would)"},
+const std::vector<MutantKind>& mutant_kinds() {
+  static const std::vector<MutantKind> kKinds = {
+      {Identity::kBitwise, "test-only: ", {{"NOOP_A", "does nothing"}, {"NOOP_B", "does nothing"}}},
+      {Identity::kTolerance,
+       "test-only recipe mutant: ",
+       {{"MUT_LR_3", "learning rate x1.03"},
+        {"MUT_LR_10", "learning rate x1.10"},
+        {"MUT_WEIGHT_DECAY", "AdamW weight decay x2"},
+        {"MUT_BETA2", "Adam beta2 0.999 -> 0.99"},
+        {"MUT_CLIP", "gradient clipping at 2.5 instead of 1.0"},
+        {"MUT_WARMUP", "linear learning-rate warm-up, steps 0 and 1 at 1/3 and 2/3"},
+        {"MUT_DROP_POSITIONS", "the last 1/8 of the latent columns leave the video loss"}}},
+      {Identity::kTolerance,
+       "test-only rounding switch: ",
+       {{"ROUND_BF16_OUTPUT",
+         "the predictions rounded to bf16 before the loss (as bf16 autocast's heads hand them "
+         "over), and so their gradients"},
+        {"ROUND_BF16_LINEAR",
+         "the biased linear layers over token sequences computed in bf16 (input, weight and "
+         "bias cast, as autocast does), the output cast back to float32"},
+        {"ROUND_F64_LINEAR",
+         "the biased linear layers over token sequences computed in float64 and rounded to "
+         "float32 once (a more exact accumulation)"},
+        {"ROUND_BF16_GRADS",
+         "gradients rounded to bf16 before clipping and the optimizer (as a bf16 gradient "
+         "all-reduce would)"}}},
   };
-  return kDocs;
+  return kKinds;
 }
 
 bool on(const Switches& sw, const char* name) {
@@ -77,18 +81,20 @@ void add_test_mutant_switches(std::vector<SwitchSpec>& table) {
                         " is neither 1 nor only (docs/protocol.md section 4)");
   }
   if (mode == "only") table.clear();
-  for (const auto& d : mutant_docs()) {
-    SwitchSpec s;
-    s.name = d.name;
-    s.type = SwitchType::kBool;
-    s.values = {"0", "1"};
-    s.default_value = "0";
-    s.identity = d.identity;
-    s.effect = Effect::kSpeed;
-    s.doc = d.doc;
-    s.scope = SwitchScope::kWam;
-    s.apply = [](Switches&, const std::string&) {};  // read back from Switches::resolved
-    table.push_back(s);
+  for (const auto& kind : mutant_kinds()) {
+    for (const auto& [name, what] : kind.mutants) {
+      SwitchSpec s;
+      s.name = name;
+      s.type = SwitchType::kBool;
+      s.values = {"0", "1"};
+      s.default_value = "0";
+      s.identity = kind.identity;
+      s.effect = Effect::kSpeed;
+      s.doc = std::string(kind.doc_prefix) + what;
+      s.scope = SwitchScope::kWam;
+      s.apply = [](Switches&, const std::string&) {};  // read back from Switches::resolved
+      table.push_back(s);
+    }
   }
 }
 

@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include "common/result/result_json.hpp"
-
 namespace sg::agent {
 
 std::optional<std::uint32_t> parse_bits_hex(const std::string& hex) {
@@ -26,7 +24,5 @@ float float_from_bits(std::uint32_t bits) {
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
-
-std::string bits_hex(float value) { return sg::float_bits(value); }
 
 }  // namespace sg::agent

@@ -39,26 +39,34 @@ SWITCHES = [
 
 # Test-only switches for the gate's mutation suite (README, "Mutants"): listed only with
 # SPEEDGATE_ADAPTER_MUTANTS=1, so no user's manifest, search or preset ever sees them.
-MUTANTS = [sg.Switch(name, identity=identity, effect="speed", doc=doc) for name, identity, doc in [
-    ("NOOP_A", "bitwise", "test-only: does nothing"),
-    ("NOOP_B", "bitwise", "test-only: does nothing"),
-    ("NOOP_C", "bitwise", "test-only: does nothing"),
-    ("MUT_LR_3", "tolerance", "test-only recipe mutant: learning rate x1.03"),
-    ("MUT_LR_10", "tolerance", "test-only recipe mutant: learning rate x1.10"),
-    ("MUT_WEIGHT_DECAY", "tolerance", "test-only recipe mutant: weight decay x2"),
-    ("MUT_BETA2", "tolerance", "test-only recipe mutant: Adam beta2 0.999 -> 0.99"),
-    ("MUT_CLIP", "tolerance",
-     "test-only recipe mutant: gradient clipping at 0.5, below most steps' norms"),
-    ("MUT_DROP_POSITIONS", "tolerance",
-     "test-only recipe mutant: the last 1/8 of each micro-batch's samples leave the loss"),
-    ("MUT_WARMUP", "tolerance", "test-only recipe mutant: linear LR warm-up over 2 steps"),
-    ("MUT_LABEL_SMOOTH", "tolerance", "test-only recipe mutant: label smoothing 0.05"),
-    ("ROUND_BF16_AUTOCAST", "tolerance", "test-only rounding switch: bf16 autocast forward"),
-    ("ROUND_EINSUM_HEAD", "tolerance",
-     "test-only rounding switch: classifier head summed by torch.einsum, not F.linear"),
-    ("SKIP_REDUNDANT", "bitwise",
-     "test-only speedup: skip a redundant no-grad forward that the default runs every micro-batch"),
-]]
+# Recipe mutants and rounding switches are all declared `tolerance`; the docs say which kind.
+MUTANT_KINDS = [
+    ("bitwise", "test-only: ", [
+        ("NOOP_A", "does nothing"),
+        ("NOOP_B", "does nothing"),
+        ("NOOP_C", "does nothing"),
+    ]),
+    ("tolerance", "test-only recipe mutant: ", [
+        ("MUT_LR_3", "learning rate x1.03"),
+        ("MUT_LR_10", "learning rate x1.10"),
+        ("MUT_WEIGHT_DECAY", "weight decay x2"),
+        ("MUT_BETA2", "Adam beta2 0.999 -> 0.99"),
+        ("MUT_CLIP", "gradient clipping at 0.5, below most steps' norms"),
+        ("MUT_DROP_POSITIONS", "the last 1/8 of each micro-batch's samples leave the loss"),
+        ("MUT_WARMUP", "linear LR warm-up over 2 steps"),
+        ("MUT_LABEL_SMOOTH", "label smoothing 0.05"),
+    ]),
+    ("tolerance", "test-only rounding switch: ", [
+        ("ROUND_BF16_AUTOCAST", "bf16 autocast forward"),
+        ("ROUND_EINSUM_HEAD", "classifier head summed by torch.einsum, not F.linear"),
+    ]),
+    ("bitwise", "test-only speedup: ", [
+        ("SKIP_REDUNDANT",
+         "skip a redundant no-grad forward that the default runs every micro-batch"),
+    ]),
+]
+MUTANTS = [sg.Switch(name, identity=identity, effect="speed", doc=kind + what)
+           for identity, kind, rows in MUTANT_KINDS for name, what in rows]
 if os.environ.get("SPEEDGATE_ADAPTER_MUTANTS") == "1":
     SWITCHES = SWITCHES + MUTANTS
 

@@ -1,7 +1,10 @@
 """A real `speedgate tune` campaign over an example trainer, for the examples' campaign
 tests: presets are emitted, hold only the trainer's switches, each preset's configuration
 is one the gate accepted (or none), and `speedgate presets check` accepts them. Needs
-the built controller: $SPEEDGATE_BIN_DIR/speedgate (default <repo>/build/bin)."""
+the built controller: $SPEEDGATE_BIN_DIR/speedgate (default <repo>/build/bin).
+
+`campaign_check.py TRAINER WORKLOAD SIZE TRIALS STEPS` runs the check as a unittest
+(CTest gpt_campaign_test and hf_trainer_campaign_test)."""
 
 import glob
 import json
@@ -10,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unittest
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SPEEDGATE = os.path.join(os.environ.get("SPEEDGATE_BIN_DIR", os.path.join(REPO, "build", "bin")),
@@ -61,3 +65,19 @@ def tune_and_check(test, trainer, workload, size, trials, steps):
             test.assertEqual(check.returncode, 0, check.stdout + check.stderr)
     test.assertTrue(os.path.exists(os.path.join(presets, "README.md")))
     return summary
+
+
+class CampaignTest(unittest.TestCase):
+    """tune_and_check over the command line's TRAINER WORKLOAD SIZE TRIALS STEPS."""
+    args = None
+
+    def test_tune_and_emit_gated_presets(self):
+        trainer, workload, size, trials, steps = self.args
+        tune_and_check(self, os.path.abspath(trainer), workload, size, int(trials), int(steps))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 6:
+        sys.exit("usage: campaign_check.py TRAINER WORKLOAD SIZE TRIALS STEPS")
+    CampaignTest.args = sys.argv[1:]
+    unittest.main(argv=sys.argv[:1])

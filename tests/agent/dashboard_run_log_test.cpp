@@ -18,19 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DashboardRunLog : public ::testing::Test {
- protected:
+// dir holds runs/c1/t5/stderr.log and, outside the runs root, a secret.
+struct DashboardRunLog : test::TempDirTest {
   void SetUp() override {
-    dir_ = test::make_temp_dir("runlog");
-    fs::create_directories(dir_ + "/runs/c1/t5");
-    std::ofstream(dir_ + "/runs/c1/t5/stderr.log") << "the log\n";
-    std::ofstream(dir_ + "/secret") << "root:secret\n";
+    fs::create_directories(dir + "/runs/c1/t5");
+    std::ofstream(dir + "/runs/c1/t5/stderr.log") << "the log\n";
+    std::ofstream(dir + "/secret") << "root:secret\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
   LogLocation at(const std::string& file, std::int64_t run = 5) {
-    return {dir_ + "/runs", 1, run, file};
+    return {dir + "/runs", 1, run, file};
   }
-  std::string dir_;
 };
 
 TEST_F(DashboardRunLog, ReadsARegularFileAndItsTail) {
@@ -39,30 +36,30 @@ TEST_F(DashboardRunLog, ReadsARegularFileAndItsTail) {
 }
 
 TEST_F(DashboardRunLog, RefusesLinksFifosAndHardLinks) {
-  fs::create_symlink(dir_ + "/secret", dir_ + "/runs/c1/t5/stdout.log");
+  fs::create_symlink(dir + "/secret", dir + "/runs/c1/t5/stdout.log");
   EXPECT_FALSE(read_log_tail(at("stdout.log"), 1 << 20));
-  ASSERT_EQ(::mkfifo((dir_ + "/runs/c1/t5/fifo.log").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((dir + "/runs/c1/t5/fifo.log").c_str(), 0600), 0);
   EXPECT_FALSE(read_log_tail(at("fifo.log"), 1 << 20));  // and does not wait for a writer
-  fs::create_hard_link(dir_ + "/secret", dir_ + "/runs/c1/t5/hard.log");
+  fs::create_hard_link(dir + "/secret", dir + "/runs/c1/t5/hard.log");
   EXPECT_FALSE(read_log_tail(at("hard.log"), 1 << 20));
-  fs::create_directory(dir_ + "/runs/c1/t5/sub.log");
+  fs::create_directory(dir + "/runs/c1/t5/sub.log");
   EXPECT_FALSE(read_log_tail(at("sub.log"), 1 << 20));
   // A run directory, or the campaign's, replaced by a link to elsewhere.
-  fs::create_directories(dir_ + "/elsewhere");
-  std::ofstream(dir_ + "/elsewhere/stderr.log") << "not a run\n";
-  fs::create_directory_symlink(dir_ + "/elsewhere", dir_ + "/runs/c1/t6");
+  fs::create_directories(dir + "/elsewhere");
+  std::ofstream(dir + "/elsewhere/stderr.log") << "not a run\n";
+  fs::create_directory_symlink(dir + "/elsewhere", dir + "/runs/c1/t6");
   EXPECT_FALSE(read_log_tail(at("stderr.log", 6), 1 << 20));
-  fs::create_directory_symlink(dir_ + "/runs/c1", dir_ + "/runs/c2");
-  EXPECT_FALSE(read_log_tail({dir_ + "/runs", 2, 5, "stderr.log"}, 1 << 20));
+  fs::create_directory_symlink(dir + "/runs/c1", dir + "/runs/c2");
+  EXPECT_FALSE(read_log_tail({dir + "/runs", 2, 5, "stderr.log"}, 1 << 20));
   EXPECT_FALSE(read_log_tail(at("../t5/stderr.log"), 1 << 20));
 }
 
 TEST_F(DashboardRunLog, LocationsComeFromTheRunLayoutAndTheDbDirectory) {
   // Stored relative to the controller's directory: found beside the DB from anywhere.
-  const auto rel = log_locations(dir_ + "/speedgate.db", "results/runs/c1/t5/stderr.log");
+  const auto rel = log_locations(dir + "/speedgate.db", "results/runs/c1/t5/stderr.log");
   ASSERT_EQ(rel.size(), 2u);
-  EXPECT_EQ(rel[0].root, dir_ + "/results/runs");
-  EXPECT_EQ(rel[1].root, dir_ + "/runs");
+  EXPECT_EQ(rel[0].root, dir + "/results/runs");
+  EXPECT_EQ(rel[1].root, dir + "/runs");
   EXPECT_EQ(rel[1].campaign_id, 1);
   EXPECT_EQ(rel[1].run_id, 5);
   EXPECT_EQ(rel[1].file, "stderr.log");
@@ -73,7 +70,7 @@ TEST_F(DashboardRunLog, LocationsComeFromTheRunLayoutAndTheDbDirectory) {
   EXPECT_EQ(abs[1].root, "./runs");
   for (const char* bad : {"/etc/shadow", "runs/c1/stderr.log", "runs/c1/tx/stderr.log", "c1/t5/..",
                           "runs/cc/t5/stderr.log", ""}) {
-    EXPECT_TRUE(log_locations(dir_ + "/sg.db", bad).empty()) << bad;
+    EXPECT_TRUE(log_locations(dir + "/sg.db", bad).empty()) << bad;
   }
 }
 

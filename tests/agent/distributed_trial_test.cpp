@@ -15,13 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct DistributedTrial : ::testing::Test {
-  std::string dir = test::make_temp_dir("dist");
-  void SetUp() override {
-    if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
-  }
-  void TearDown() override { fs::remove_all(dir); }
-
+struct DistributedTrial : test::RealTrainerTest {
   TrialOutcome run_two_ranks(const std::string& tag) {
     LocalExecutor cpu({}, /*parallel_trials=*/1);
     TrialRequest r = test::real_trial_request(dir + "/" + tag, 2);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/common/floats.hpp"
+#include "common/result/result_json.hpp"
 
 namespace sg::agent {
 namespace {
@@ -23,13 +24,13 @@ TrialResult make_run(int seed, double noise = 0.02, double grad_scale = 1.0, int
     s.step = t;
     s.loss = loss;
     s.grad_norm = gn;
-    s.loss_bits = *parse_bits_hex(bits_hex(loss));
-    s.grad_norm_bits = *parse_bits_hex(bits_hex(gn));
+    s.loss_bits = *parse_bits_hex(sg::float_bits(loss));
+    s.grad_norm_bits = *parse_bits_hex(sg::float_bits(gn));
     r.step_records.push_back(s);
   }
   r.eval_loss = r.step_records.back().loss - 0.01;
   r.has_eval = true;
-  r.eval_loss_bits = *parse_bits_hex(bits_hex(static_cast<float>(r.eval_loss)));
+  r.eval_loss_bits = *parse_bits_hex(sg::float_bits(static_cast<float>(r.eval_loss)));
   r.param_digest = "p" + std::to_string(seed);
   r.optimizer_digest = "o" + std::to_string(seed);
   return r;

@@ -97,12 +97,7 @@ TEST(PresetParity, ControllerAndTrainerRefuseTheSameFilesNamingTheLine) {
 }
 
 // Issue 31, item 9: the trainer's loose ends.
-struct TrainerLooseEnds : ::testing::Test {
-  std::string dir = test::make_temp_dir("trainerends");
-  void SetUp() override {
-    if (!fs::exists(test::real_trainer())) GTEST_SKIP() << test::real_trainer() << " not built";
-  }
-  void TearDown() override { fs::remove_all(dir); }
+struct TrainerLooseEnds : test::RealTrainerTest {
   std::vector<std::string> args(const std::string& result) {
     return {"run",           "--workload", "wam",       "--size", "tiny",     "--steps", "1",
             "--micro-batch", "1",          "--threads", "1",      "--result", result};

@@ -14,26 +14,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class PresetsProject : public ::testing::Test {
- protected:
+// dir holds c.db, a copy of the committed H200 campaign DB.
+struct PresetsProject : test::TempDirTest {
   void SetUp() override {
-    dir_ = test::make_temp_dir("presets_project");
     fs::copy_file(fs::path(SPEEDGATE_SOURCE_DIR) / "benchmarks/results/h200-campaign.db",
-                  fs::path(dir_) / "c.db");
+                  fs::path(dir) / "c.db");
   }
   nlohmann::json project(std::vector<std::string> extra) {
     std::vector<std::string> args = {"presets",    "project", "--db",  "c.db",
                                      "--campaign", "1",       "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    auto r = test::run_speedgate(args, dir_);
+    auto r = test::run_speedgate(args, dir);
     EXPECT_EQ(r.code, 0) << r.err;
     return nlohmann::json::parse(r.out);
   }
-  std::string dir_;
 };
 
 TEST_F(PresetsProject, AtTheCampaignTargetItReproducesTheStoredProjection) {
-  Store store(dir_ + "/c.db", /*read_only=*/true);
+  Store store(dir + "/c.db", /*read_only=*/true);
   for (const char* name : {"fast", "fast_80gb"}) {
     auto preset = store.latest_preset(1, name);
     ASSERT_TRUE(preset) << name;
@@ -66,7 +64,7 @@ TEST_F(PresetsProject, WorldSizeAndZeroStageChangeOnlyTheShardedTerms) {
 
 TEST_F(PresetsProject, BadRequestsExit2) {
   const auto code = [&](std::vector<std::string> args) {
-    return test::run_speedgate(args, dir_).code;
+    return test::run_speedgate(args, dir).code;
   };
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--preset", "no_such_budget"}), 2);
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--config", "NOT_EVALUATED=1"}), 2);
@@ -77,9 +75,9 @@ TEST_F(PresetsProject, BadRequestsExit2) {
   EXPECT_EQ(code({"presets", "project", "--db", "missing.db", "--preset", "fast"}), 2);
   EXPECT_EQ(code({"presets", "project", "--db", "c.db", "--campaign", "99", "--preset", "fast"}),
             2);
-  EXPECT_FALSE(fs::exists(dir_ + "/missing.db"));
+  EXPECT_FALSE(fs::exists(dir + "/missing.db"));
   auto r = test::run_speedgate({"presets", "project", "--db", "c.db", "--preset", "no_such_budget"},
-                               dir_);
+                               dir);
   EXPECT_NE(r.err.find("no_such_budget"), std::string::npos) << r.err;
 }
 

@@ -25,21 +25,25 @@ struct Captured {
   }
 };
 
-std::shared_ptr<spdlog::logger> logger_on(const std::shared_ptr<ProgressSink>& sink) {
-  auto l = std::make_shared<spdlog::logger>("progress-test", sink);
-  l->set_pattern("%^%l%$ %v");
-  return l;
-}
+// A ProgressSink writing to a temporary file, and a logger on it ("<level> <message>").
+struct SinkOnFile {
+  explicit SinkOnFile(bool terminal, bool color = false)
+      : sink(std::make_shared<ProgressSink>(out.f, terminal, color)),
+        log(std::make_shared<spdlog::logger>("progress-test", sink)) {
+    log->set_pattern("%^%l%$ %v");
+  }
+  Captured out;
+  std::shared_ptr<ProgressSink> sink;
+  std::shared_ptr<spdlog::logger> log;
+};
 
 TEST(ProgressSink, LogLineClearsAndRedrawsTheStatusLine) {
-  Captured out;
-  auto sink = std::make_shared<ProgressSink>(out.f, /*terminal=*/true, /*color=*/false);
-  auto log = logger_on(sink);
-  sink->set_status("trial 1/4");
-  log->info("[screen] accepted TEXT_CACHE=1");
-  sink->set_status("trial 2/4");
-  sink->set_status("");
-  EXPECT_EQ(out.text(),
+  SinkOnFile t(/*terminal=*/true);
+  t.sink->set_status("trial 1/4");
+  t.log->info("[screen] accepted TEXT_CACHE=1");
+  t.sink->set_status("trial 2/4");
+  t.sink->set_status("");
+  EXPECT_EQ(t.out.text(),
             "trial 1/4"
             "\r\033[Kinfo [screen] accepted TEXT_CACHE=1\ntrial 1/4"
             "\r\033[Ktrial 2/4"
@@ -47,21 +51,19 @@ TEST(ProgressSink, LogLineClearsAndRedrawsTheStatusLine) {
 }
 
 TEST(ProgressSink, WithoutATerminalOnlyLogLines) {
-  Captured out;
-  auto sink = std::make_shared<ProgressSink>(out.f, /*terminal=*/false, /*color=*/false);
-  auto log = logger_on(sink);
-  sink->set_status("trial 1/4");
-  log->warn("slow");
-  EXPECT_EQ(out.text(), "warning slow\n");
-  EXPECT_EQ(sink->status(), "trial 1/4");
+  SinkOnFile t(/*terminal=*/false);
+  t.sink->set_status("trial 1/4");
+  t.log->warn("slow");
+  EXPECT_EQ(t.out.text(), "warning slow\n");
+  EXPECT_EQ(t.sink->status(), "trial 1/4");
 }
 
 TEST(ProgressSink, ColourOnlyWhenAllowed) {
-  Captured plain, coloured;
-  logger_on(std::make_shared<ProgressSink>(plain.f, true, /*color=*/false))->error("x");
-  logger_on(std::make_shared<ProgressSink>(coloured.f, true, /*color=*/true))->error("x");
-  EXPECT_EQ(plain.text().find('\033'), std::string::npos);
-  EXPECT_NE(coloured.text().find("\033[31m"), std::string::npos);
+  SinkOnFile plain(/*terminal=*/true, /*color=*/false), coloured(/*terminal=*/true, /*color=*/true);
+  plain.log->error("x");
+  coloured.log->error("x");
+  EXPECT_EQ(plain.out.text().find('\033'), std::string::npos);
+  EXPECT_NE(coloured.out.text().find("\033[31m"), std::string::npos);
 }
 
 TEST(ProgressSink, NoColorEnvironmentVariable) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "agent/common/files.hpp"
 #include "agent/runner/process.hpp"
@@ -142,6 +143,20 @@ inline CliRun run_speedgate(
   return run_exe("/usr/bin/env", full, cwd, extra_env, std::chrono::seconds(300));
 }
 
+// A screening campaign of the real trainer (real_screen_args) on `workload`/tiny in `dir`,
+// its JSON summary in `*summary`. Fails the test unless it exits 0 with an accepted
+// baseline that repeats bitwise (it runs on the CPU).
+inline void run_real_screen(const std::string& dir, const std::string& workload, int steps,
+                            int budget_trials, nlohmann::json* summary) {
+  auto r = run_speedgate(real_screen_args(workload, real_trainer(), steps, budget_trials), dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  *summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ((*summary)["campaign"]["deterministic"], true)
+      << "CPU, 2 threads: the " << workload << " baseline must repeat bitwise";
+  ASSERT_TRUE((*summary)["baseline"].is_object());
+  EXPECT_EQ((*summary)["baseline"]["disposition"], "accepted");
+}
+
 // True when some process of group `pgid` is alive right now (zombies do not
 // count: they are dead, waiting for whoever adopted them to reap them).
 inline bool group_alive_now(int pgid) {
@@ -208,6 +223,14 @@ inline std::string temp_dir_for_suite() {
 struct TempDirTest : ::testing::Test {
   std::string dir = temp_dir_for_suite();
   void TearDown() override { std::filesystem::remove_all(dir); }
+};
+
+// A test of the real trainer (real_trainer()), skipped when it was not built; `dir` as in
+// TempDirTest.
+struct RealTrainerTest : TempDirTest {
+  void SetUp() override {
+    if (!std::filesystem::exists(real_trainer())) GTEST_SKIP() << real_trainer() << " not built";
+  }
 };
 
 // Sets an environment variable for the scope of a test.

@@ -4,6 +4,9 @@
 // family's ops; unavailable and never-chosen families are reported, not compared.
 #include "benchmarks/variant_gap.hpp"
 
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "agent/protocol/kernel_params.hpp"
@@ -34,51 +37,46 @@ json row(const char* variant, json params, double fwdbwd_us) {
           {"fwdbwd_us", fwdbwd_us}};
 }
 
+// One swept op: its plain ATen row, then its fused rows (parameters, fwd+bwd microseconds).
+json op(const char* name, const char* family, double plain_us,
+        const std::vector<std::pair<json, double>>& fused) {
+  json rows = json::array({row("plain_aten", json::object(), plain_us)});
+  for (const auto& [params, us] : fused) rows.push_back(row("fused_cuda", params, us));
+  return {{"op", name}, {"family", family}, {"rows", rows}};
+}
+
 // ROPE: two ops; threads=128,vec=2 is best in sum (10 + 11 = 21) though not per op.
 // CAT: one op. ADALN: swept, never chosen. QKNORM: unavailable in the campaign.
 json sweep(const std::string& size = "base") {
+  const json t128_v2 = {{"threads", 128}, {"vec", 2}}, t64_v2 = {{"threads", 64}, {"vec", 2}};
   return {{"gpu", "Test GPU"},
           {"shape", {{"workload", "wam"}, {"size", size}, {"micro_batch", 8}}},
           {"ops",
-           {{{"op", "rope a"},
-             {"family", "ROPE"},
-             {"rows",
-              {row("plain_aten", json::object(), 100),
-               row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 10),
-               row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 9)}}},
-            {{"op", "rope b"},
-             {"family", "ROPE"},
-             {"rows",
-              {row("plain_aten", json::object(), 100),
-               row("fused_cuda", {{"threads", 128}, {"vec", 2}}, 11),
-               row("fused_cuda", {{"threads", 64}, {"vec", 2}}, 13)}}},
-            {{"op", "cat"},
-             {"family", "CAT"},
-             {"rows",
-              {row("plain_aten", json::object(), 50),
-               row("fused_cuda", {{"threads", 128}, {"rows_per_block", 1}}, 40),
-               row("fused_cuda", {{"threads", 256}, {"rows_per_block", 1}}, 50)}}},
-            {{"op", "gated"},
-             {"family", "ADALN"},
-             {"rows",
-              {row("plain_aten", json::object(), 50),
-               row("fused_cuda", {{"threads", 128}, {"vec", 4}}, 20)}}}}}};
+           {op("rope a", "ROPE", 100, {{t128_v2, 10}, {t64_v2, 9}}),
+            op("rope b", "ROPE", 100, {{t128_v2, 11}, {t64_v2, 13}}),
+            op("cat", "CAT", 50,
+               {{{{"threads", 128}, {"rows_per_block", 1}}, 40},
+                {{{"threads", 256}, {"rows_per_block", 1}}, 50}}),
+            op("gated", "ADALN", 50, {{{{"threads", 128}, {"vec", 4}}, 20}})}}};
 }
 
 class VariantGap : public ::testing::Test {
  protected:
   void SetUp() override { db_ = agent::test::make_temp_dir("variantgap") + "/s.db"; }
 
-  std::int64_t campaign(agent::Store& s, const std::string& size = "base") {
+  // A wam campaign whose manifest has `families` (by default ROPE, CAT and ADALN
+  // available, QKNORM not).
+  std::int64_t campaign(agent::Store& s, const std::string& size = "base",
+                        const json& families = {
+                            family("ROPE", "FUSED_ROPE", true, "threads=128,vec=2"),
+                            family("CAT", "FAST_CAT", true, "threads=128,rows_per_block=2"),
+                            family("ADALN", "FUSED_ADALN", true, "threads=128,vec=4"),
+                            family("QKNORM", "FUSED_QK_NORM", false, "threads=256,vec=2")}) {
     agent::CampaignRow c;
     c.workload = "wam";
     c.size = size;
     c.trainer = "/bin/true";
-    c.manifest = {{"kernel_families",
-                   {family("ROPE", "FUSED_ROPE", true, "threads=128,vec=2"),
-                    family("CAT", "FAST_CAT", true, "threads=128,rows_per_block=2"),
-                    family("ADALN", "FUSED_ADALN", true, "threads=128,vec=4"),
-                    family("QKNORM", "FUSED_QK_NORM", false, "threads=256,vec=2")}}};
+    c.manifest = {{"kernel_families", families}};
     c.options = json::object();
     return s.create_campaign(c);
   }
@@ -186,14 +184,8 @@ TEST_F(VariantGap, FastestAcceptedEvaluationWhenNoPresetAndGapOverLimitFails) {
 
 TEST_F(VariantGap, CpuCampaignReportsEveryFamilyUnavailable) {
   agent::Store s(db_);
-  agent::CampaignRow c;
-  c.workload = "wam";
-  c.size = "tiny";
-  c.trainer = "/bin/true";
-  c.manifest = {{"kernel_families",
-                 {family("ROPE", "FUSED_ROPE", false, ""), family("CAT", "FAST_CAT", false, "")}}};
-  c.options = json::object();
-  s.create_campaign(c);
+  campaign(s, "tiny",
+           {family("ROPE", "FUSED_ROPE", false, ""), family("CAT", "FAST_CAT", false, "")});
   const auto r = variant_gap(s, std::nullopt, sweep());
   ASSERT_EQ(r.families.size(), 2u);
   for (const auto& g : r.families) EXPECT_EQ(g.status, "unavailable") << g.family;

@@ -17,23 +17,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
-  const std::string trainer = adapter_trainer();
-  ASSERT_TRUE(python_has_torch());
-  const fs::path dir = fresh_temp_dir("sg-adapter-");
-  const std::string db = (dir / "store.db").string();
-  const std::string presets = (dir / "presets").string();
+using AdapterCampaign = AdapterTrainerTest;
+
+TEST_F(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
+  const std::string db = (dir_ / "store.db").string();
+  const std::string presets = (dir_ / "presets").string();
 
   const auto tune =
       run_command(bin("speedgate") + " tune --workload cnn --size tiny --db " + db + " --trainer " +
-                  trainer + " --budget-trials 40 --steps 4 --plan screen,greedy --presets-out " +
-                  presets + " --json 2>" + (dir / "tune.log").string());
+                  trainer_ + " --budget-trials 40 --steps 4 --plan screen,greedy --presets-out " +
+                  presets + " --json 2>" + (dir_ / "tune.log").string());
   ASSERT_EQ(tune.exit_code, 0) << tune.out
-                               << run_command("tail -40 " + (dir / "tune.log").string()).out;
+                               << run_command("tail -40 " + (dir_ / "tune.log").string()).out;
   const auto summary = nlohmann::json::parse(tune.out);
   EXPECT_FALSE(summary.empty());
 
-  const auto manifest = nlohmann::json::parse(run_command(trainer + " describe --json").out);
+  const auto manifest = nlohmann::json::parse(run_command(trainer_ + " describe --json").out);
   std::set<std::string> envs;
   for (const auto& sw : manifest.at("switches")) envs.insert(sw.at("env").get<std::string>());
   for (const char* name : {"fast.env", "fast_80gb.env"}) {
@@ -47,11 +46,11 @@ TEST(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
           << "not the adapter's switch: " << line;
     }
     const auto check = run_command(bin("speedgate") + " presets check " + file.string() +
-                                   " --trainer " + trainer + " 2>&1");
+                                   " --trainer " + trainer_ + " 2>&1");
     EXPECT_EQ(check.exit_code, 0) << check.out;
   }
   EXPECT_TRUE(fs::exists(fs::path(presets) / "README.md"));
-  fs::remove_all(dir);
+  fs::remove_all(dir_);
 }
 
 }  // namespace

@@ -19,13 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
-  const std::string trainer = adapter_trainer();
-  ASSERT_TRUE(python_has_torch());
-  const fs::path dir = fresh_temp_dir("sg-mutants-");
+using MutationSuite = AdapterTrainerTest;
+
+TEST_F(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   MutationCampaign c;
   ASSERT_NO_FATAL_FAILURE(run_mutation_campaign(
-      "SPEEDGATE_ADAPTER_MUTANTS=1", "--workload cnn --size tiny --trainer " + trainer, dir, &c));
+      "SPEEDGATE_ADAPTER_MUTANTS=1", "--workload cnn --size tiny --trainer " + trainer_, dir_, &c));
   const auto verdict = [&](const std::string& key) { return c.verdict(key); };
   const auto& summary = c.summary;
   // Recipe changes whose effect at 4 or 16 steps exceeds 2x the rounding band (measured:
@@ -51,12 +50,12 @@ TEST(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
   EXPECT_FALSE(summary.at("host_noise").empty());
   EXPECT_EQ(summary.at("rounding_bands").size(), 2u) << "at 4 steps and at the 16-step horizon";
   // The presets README says which band gated the tolerance class.
-  const auto readme = run_command("cat " + (dir / "presets" / "README.md").string());
+  const auto readme = run_command("cat " + (dir_ / "presets" / "README.md").string());
   EXPECT_NE(readme.out.find("no (gated by 2x the rounding band; the seed band as outer bound)"),
             std::string::npos)
       << readme.out;
   EXPECT_NE(readme.out.find("## What each preset carries"), std::string::npos) << readme.out;
-  fs::remove_all(dir);
+  fs::remove_all(dir_);
 }
 
 }  // namespace

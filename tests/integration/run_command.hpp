@@ -53,4 +53,15 @@ inline ::testing::AssertionResult python_has_torch() {
          << "Debian's python3-torch is missing (scripts/install-deps.sh installs it)";
 }
 
+// A test of the Python example trainer: fails at once when python3-torch is missing; dir_
+// is a fresh temp dir named after the test suite.
+class AdapterTrainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(python_has_torch()); }
+  const std::string trainer_ = adapter_trainer();
+  const std::filesystem::path dir_ = fresh_temp_dir(
+      std::string("sg-") +
+      ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() + "-");
+};
+
 }  // namespace sg::test

@@ -8,56 +8,55 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
 
 namespace sg::trainer {
 namespace {
 
-LaunchEnv read(const std::map<std::string, std::string>& vars) {
+// read_launch_env over `vars`, the environment written as "NAME=value NAME=value ...".
+LaunchEnv read(const std::string& vars) {
+  std::map<std::string, std::string> env;
+  std::istringstream in(vars);
+  for (std::string var; in >> var;) {
+    const auto eq = var.find('=');
+    env[var.substr(0, eq)] = var.substr(eq + 1);
+  }
   return read_launch_env([&](const char* name) -> const char* {
-    auto it = vars.find(name);
-    return it == vars.end() ? nullptr : it->second.c_str();
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
   });
 }
 
+// Every field read() sets, to compare whole: rank, world size, local rank, master address
+// and port, source and timeout.
+std::tuple<int, int, int, std::string, int, std::string, int> fields(const LaunchEnv& e) {
+  return {e.rank, e.world_size, e.local_rank, e.master_addr, e.master_port, e.source, e.timeout_s};
+}
+
 TEST(LaunchEnv, DefaultsToOneRank) {
-  const auto e = read({});
-  EXPECT_EQ(e.world_size, 1);
-  EXPECT_EQ(e.rank, 0);
+  const auto e = read("");
+  EXPECT_EQ(fields(e), std::make_tuple(0, 1, 0, "", 0, "none", 300));
   EXPECT_FALSE(e.distributed());
-  EXPECT_EQ(e.source, "none");
 }
 
 TEST(LaunchEnv, ReadsTorchrunVariables) {
-  const auto e = read({{"RANK", "3"},
-                       {"WORLD_SIZE", "4"},
-                       {"LOCAL_RANK", "1"},
-                       {"MASTER_ADDR", "node7"},
-                       {"MASTER_PORT", "29501"},
-                       {"SLURM_PROCID", "0"}});
-  EXPECT_EQ(e.rank, 3);
-  EXPECT_EQ(e.world_size, 4);
-  EXPECT_EQ(e.local_rank, 1);
-  EXPECT_EQ(e.master_addr, "node7");
-  EXPECT_EQ(e.master_port, 29501);
-  EXPECT_EQ(e.source, "torchrun") << "RANK wins over SLURM_PROCID";
+  const auto e =
+      read("RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 MASTER_ADDR=node7 MASTER_PORT=29501 SLURM_PROCID=0");
+  EXPECT_EQ(fields(e), std::make_tuple(3, 4, 1, "node7", 29501, "torchrun", 300))
+      << "RANK wins over SLURM_PROCID";
 }
 
 TEST(LaunchEnv, FallsBackToSlurmWithoutRank) {
-  const auto e = read({{"SLURM_PROCID", "1"},
-                       {"SLURM_NTASKS", "2"},
-                       {"SLURM_LOCALID", "1"},
-                       {"MASTER_ADDR", "a"},
-                       {"MASTER_PORT", "1234"},
-                       {"SPEEDGATE_DIST_TIMEOUT_S", "30"}});
-  EXPECT_EQ(e.source, "slurm");
-  EXPECT_EQ(e.rank, 1);
-  EXPECT_EQ(e.world_size, 2);
-  EXPECT_EQ(e.local_rank, 1);
-  EXPECT_EQ(e.timeout_s, 30);
+  const auto e = read(
+      "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=1 MASTER_ADDR=a MASTER_PORT=1234 "
+      "SPEEDGATE_DIST_TIMEOUT_S=30");
+  EXPECT_EQ(fields(e), std::make_tuple(1, 2, 1, "a", 1234, "slurm", 30));
 }
 
 TEST(LaunchEnv, RejectsBadValuesNamingTheVariable) {
-  const auto message = [](const std::map<std::string, std::string>& vars) {
+  const auto message = [](const std::string& vars) {
     try {
       read(vars);
     } catch (const BadInputError& e) {
@@ -65,15 +64,12 @@ TEST(LaunchEnv, RejectsBadValuesNamingTheVariable) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}).find("MASTER_ADDR"),
-            std::string::npos);
-  EXPECT_NE(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}}).find("MASTER_PORT"),
-            std::string::npos);
-  EXPECT_NE(message({{"RANK", "2"}, {"WORLD_SIZE", "2"}}).find("RANK=2"), std::string::npos);
-  EXPECT_NE(message({{"RANK", "x"}}).find("RANK"), std::string::npos);
-  EXPECT_NE(message({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "0"}}).find("SLURM_NTASKS"),
-            std::string::npos);
-  EXPECT_NE(message({{"SPEEDGATE_DIST_TIMEOUT_S", "0"}}).find("SPEEDGATE_DIST_TIMEOUT_S"),
+  EXPECT_NE(message("RANK=0 WORLD_SIZE=2 MASTER_PORT=1").find("MASTER_ADDR"), std::string::npos);
+  EXPECT_NE(message("RANK=0 WORLD_SIZE=2 MASTER_ADDR=a").find("MASTER_PORT"), std::string::npos);
+  EXPECT_NE(message("RANK=2 WORLD_SIZE=2").find("RANK=2"), std::string::npos);
+  EXPECT_NE(message("RANK=x").find("RANK"), std::string::npos);
+  EXPECT_NE(message("SLURM_PROCID=0 SLURM_NTASKS=0").find("SLURM_NTASKS"), std::string::npos);
+  EXPECT_NE(message("SPEEDGATE_DIST_TIMEOUT_S=0").find("SPEEDGATE_DIST_TIMEOUT_S"),
             std::string::npos);
 }
 
