@@ -89,7 +89,7 @@ auto dispatch_op(FamilyState& fs, const V* fused, const V& plain, const Problem&
 }
 
 // A family as its op files dispatch it: its state and name, its built fused variant
-// (nullptr without CUDA) and its plain variant. Each op keeps one (a local static).
+// (nullptr without CUDA) and its plain variant, kept in a function-local static.
 template <class V>
 class FamilyDispatch {
  public:
