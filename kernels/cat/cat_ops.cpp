@@ -3,18 +3,26 @@
 #include "kernels/common/first_call.hpp"
 
 namespace sg::kernels {
+namespace {
+
+const FamilyDispatch<CatVariant>& cat_dispatch() {
+  static const FamilyDispatch<CatVariant> kCat("CAT", fused_cat(), plain_cat());
+  return kCat;
+}
+
+}  // namespace
 
 at::Tensor joint_cat(const at::Tensor& video, const at::Tensor& action) {
-  static const FamilyDispatch<CatVariant> kCat("CAT", fused_cat(), plain_cat());
-  return kCat.run(cat_problem({video, action}), "cat", {video, action}, {true, true},
-                  run_on_inputs);
+  return cat_dispatch().run(cat_problem({video, action}), "cat", {video, action}, {true, true},
+                            run_on_inputs);
 }
 
 std::pair<at::Tensor, at::Tensor> joint_split(const at::Tensor& joint, int64_t video_len) {
-  static const FamilyDispatch<CatVariant> kCat("CAT", fused_cat(), plain_cat());
-  return kCat.run(split_problem(joint, video_len), "split", {joint}, {true},
-                  [video_len](const CatVariant& v, const std::vector<at::Tensor>& in,
-                              const ParamValues& p) { return v.split(in[0], video_len, p); });
+  return cat_dispatch().run(
+      split_problem(joint, video_len), "split", {joint}, {true},
+      [video_len](const CatVariant& v, const std::vector<at::Tensor>& in, const ParamValues& p) {
+        return v.split(in[0], video_len, p);
+      });
 }
 
 }  // namespace sg::kernels

@@ -4,10 +4,17 @@
 #include "kernels/qk_norm/qk_norm.hpp"
 
 namespace sg::kernels {
+namespace {
+
+const FamilyDispatch<QkNormVariant>& qk_norm_dispatch() {
+  static const FamilyDispatch<QkNormVariant> kQkNorm("QKNORM", fused_qk_norm(), plain_qk_norm());
+  return kQkNorm;
+}
+
+}  // namespace
 
 at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  static const FamilyDispatch<QkNormVariant> kQkNorm("QKNORM", fused_qk_norm(), plain_qk_norm());
-  return kQkNorm.run(
+  return qk_norm_dispatch().run(
       qk_norm_problem({x, weight, eps, at::Tensor(), 1}), "norm", {x, weight}, {true, true},
       [eps](const QkNormVariant& v, const std::vector<at::Tensor>& in, const ParamValues& p) {
         return v.run({in[0], in[1], eps, at::Tensor(), 1}, p);
@@ -16,9 +23,9 @@ at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
 
 at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double eps,
                          const at::Tensor& table, int64_t heads) {
-  static const FamilyDispatch<QkNormVariant> kQkNorm("QKNORM", fused_qk_norm(), plain_qk_norm());
-  auto& fs = kQkNorm.state();
-  const auto* fused = kQkNorm.fused();
+  const auto& dispatch = qk_norm_dispatch();
+  auto& fs = dispatch.state();
+  const auto* fused = dispatch.fused();
   const QkNormArgs args{x, weight, eps, table, heads};
   auto call = [eps, heads](const QkNormVariant& v, const std::vector<at::Tensor>& in,
                            const ParamValues& p) {
@@ -26,7 +33,8 @@ at::Tensor rms_norm_rope(const at::Tensor& x, const at::Tensor& weight, double e
   };
   const std::vector<at::Tensor> inputs{x, weight, table};
   const std::vector<bool> differentiable{true, true, false};
-  const auto compare = first_call_compare(fs, fused, kQkNorm.plain(), inputs, differentiable, call);
+  const auto compare =
+      first_call_compare(fs, fused, dispatch.plain(), inputs, differentiable, call);
   static const FamilyState& rope = family_state("ROPE");
   const bool rope_on = rope.selected && !rope.fell_back;
   if (rope_on && use_fused(fs, fused, qk_norm_problem(args), "QKNORM", "norm_rope", compare)) {
