@@ -161,12 +161,6 @@ void with_types(at::ScalarType x, at::ScalarType y, F&& f) {
   with_type(x, [&](auto tx) { with_type(y, [&](auto ty) { f(tx, ty); }); });
 }
 
-// Calls f(vec constant) for vec in {1, 2, 4} (4 for any other value).
-template <typename F>
-void with_vec(int64_t vec, F&& f) {
-  if (!with_constant<1, 2>(vec, f)) f(std::integral_constant<int, 4>{});
-}
-
 // Calls f(pack constant) for pack in {1, 4}.
 template <typename F>
 void with_pack(int64_t pack, F&& f) {

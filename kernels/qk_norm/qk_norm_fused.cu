@@ -158,15 +158,12 @@ void launch(const Plan& pl, at::ScalarType x_dtype, int64_t channels, int64_t ve
           <<<pl.grid, pl.block, 0, stream>>>(ptrs, geo);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
     };
-    auto with_vec = [&](auto index, auto rope) {
-      auto go_vec = [&](auto v) { go(index, rope, v); };
-      if (!with_constant<1, 2>(vec, go_vec)) go_vec(std::integral_constant<int, 4>{});
-    };
     auto with_rope = [&](auto index) {
+      auto go_rope = [&](auto rope) { with_vec(vec, [&](auto v) { go(index, rope, v); }); };
       if (pl.rope && kPass != Pass::kSquare) {
-        with_vec(index, std::true_type{});
+        go_rope(std::true_type{});
       } else {
-        with_vec(index, std::false_type{});
+        go_rope(std::false_type{});
       }
     };
     // Every element index the kernel forms is below grid * block * vec * 2.

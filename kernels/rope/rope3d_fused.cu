@@ -3,6 +3,7 @@
 // float64 products and rounding steps of rope3d_apply_reference (fused_math.hpp).
 #include "kernels/common/cuda/fused_math.hpp"
 #include "kernels/common/cuda/host_checks.hpp"
+#include "kernels/common/cuda/with_constant.hpp"
 #include "kernels/rope/rope_launchers.hpp"
 
 #include <ATen/Dispatch.h>
@@ -85,20 +86,10 @@ at::Tensor rope3d_launch(const at::Tensor& in, const at::Tensor& table, int64_t 
       using I = decltype(index);
       const I n = static_cast<I>(pairs), h = static_cast<I>(half_d), t = static_cast<I>(per_token);
       const I sq = static_cast<I>(seq);
-      switch (vec) {
-        case 1:
-          rope3d_kernel<scalar_t, 1, kBackward, I>
-              <<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq);
-          break;
-        case 2:
-          rope3d_kernel<scalar_t, 2, kBackward, I>
-              <<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq);
-          break;
-        default:
-          rope3d_kernel<scalar_t, 4, kBackward, I>
-              <<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq);
-          break;
-      }
+      with_vec(vec, [&](auto v) {
+        rope3d_kernel<scalar_t, decltype(v)::value, kBackward, I>
+            <<<grid, block, 0, stream>>>(src, tab, dst, n, h, t, sq);
+      });
     };
     // Every index the kernel forms is below blocks * per_block (< pairs + per_block).
     if (blocks * per_block < (int64_t{1} << 32)) {

@@ -13,4 +13,11 @@ bool with_constant(int64_t value, F&& f) {
   return ((value == Vs && (f(std::integral_constant<int, Vs>{}), true)) || ...);
 }
 
+// Calls f(vec constant) for the packs a thread handles, vec in {1, 2, 4} (4 for any other
+// value).
+template <typename F>
+void with_vec(int64_t vec, F&& f) {
+  if (!with_constant<1, 2>(vec, f)) f(std::integral_constant<int, 4>{});
+}
+
 }  // namespace sg::kernels::cuda
