@@ -105,13 +105,6 @@ class RowMap {
     return row;
   }
 
-  // Every remaining row of q.
-  std::vector<Row> read_all(SQLite::Statement& q) const {
-    std::vector<Row> out;
-    while (q.executeStep()) out.push_back(read(q));
-    return out;
-  }
-
   // A row reader for query_one/query_all: the row from the first column.
   Row operator()(SQLite::Statement& q) const { return read(q); }
 

@@ -18,30 +18,6 @@ void bind_real(SQLite::Statement& st, int index, double v) {
   }
 }
 
-void bind_real(SQLite::Statement& st, int index, const std::optional<double>& v) {
-  if (v) {
-    bind_real(st, index, *v);
-  } else {
-    st.bind(index);
-  }
-}
-
-void bind_optional(SQLite::Statement& st, int index, const std::optional<std::int64_t>& v) {
-  if (v) {
-    st.bind(index, *v);
-  } else {
-    st.bind(index);
-  }
-}
-
-void bind_optional(SQLite::Statement& st, int index, const std::optional<int>& v) {
-  if (v) {
-    st.bind(index, *v);
-  } else {
-    st.bind(index);
-  }
-}
-
 double column_real(const SQLite::Column& c) {
   if (c.isNull()) return 0.0;
   if (c.getType() == SQLITE_TEXT) {

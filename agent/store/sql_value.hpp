@@ -11,12 +11,8 @@
 
 namespace sg::agent {
 
-// NaN-safe REAL binding; nullopt binds NULL.
+// NaN-safe REAL binding (optionals bind through bind_value in statement.hpp).
 void bind_real(SQLite::Statement& st, int index, double v);
-void bind_real(SQLite::Statement& st, int index, const std::optional<double>& v);
-// NULL binds for nullopt.
-void bind_optional(SQLite::Statement& st, int index, const std::optional<std::int64_t>& v);
-void bind_optional(SQLite::Statement& st, int index, const std::optional<int>& v);
 
 // A REAL column as bind_real wrote it; NULL reads 0.
 double column_real(const SQLite::Column& c);

@@ -58,9 +58,10 @@ class RowMapperTest : public ::testing::Test {
         "maybe_disposition TEXT, disposition TEXT, doc TEXT, ids TEXT, added_later INTEGER)");
   }
   std::vector<Sample> read(int schema_version, const std::string& where = "") {
-    SQLite::Statement q(db_, "SELECT " + sample_map().select_list(schema_version) +
-                                 " FROM samples" + where + " ORDER BY id");
-    return sample_map().read_all(q);
+    return query_all(db_,
+                     "SELECT " + sample_map().select_list(schema_version) + " FROM samples" +
+                         where + " ORDER BY id",
+                     sample_map());
   }
   SQLite::Database db_{":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE};
 };

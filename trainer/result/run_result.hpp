@@ -46,9 +46,6 @@ struct RunResult {
   nlohmann::json extra = nlohmann::json::object();  // text-cache stats etc., for people
 };
 
-// IEEE-754 bits of a float32, lower-case hex, 8 digits (common/result/result_json.hpp).
-using ::sg::float_bits;
-
 nlohmann::json to_json(const RunResult& r);
 
 // Writes PATH.tmp.<pid>, fsyncs, renames to PATH. Throws std::runtime_error on failure.

@@ -120,8 +120,7 @@ json campaign_trial_page(Store& store, std::int64_t campaign_id, const TrialPage
 }
 
 std::optional<std::int64_t> newest_campaign(Store& store) {
-  return query_one(store_detail::connection(store),
-                   "SELECT id FROM campaigns ORDER BY id DESC LIMIT 1", first_int64);
+  return newest_campaign_id(store_detail::connection(store));
 }
 
 std::string campaign_frontier(Store& store, std::int64_t campaign_id) {

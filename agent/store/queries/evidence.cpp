@@ -53,15 +53,15 @@ double rms_deviation(const json& run, const json& ref) {
 }
 
 double band_factor(SQLite::Database& db, std::int64_t campaign_id) {
-  const auto factor = query_one(
-      db, "SELECT json_extract(options_json, '$.band_factor') FROM campaigns WHERE id = ?",
-      [](SQLite::Statement& q) -> std::optional<double> {
-        const SQLite::Column c = q.getColumn(0);
-        if (c.isFloat() || c.isInteger()) return c.getDouble();
-        return std::nullopt;
-      },
-      campaign_id);
-  return factor.value_or(std::nullopt).value_or(2.0);  // 2: kDefaultBandFactor
+  constexpr double kDefault = 2.0;  // kDefaultBandFactor, for options without one
+  return query_one(
+             db, "SELECT json_extract(options_json, '$.band_factor') FROM campaigns WHERE id = ?",
+             [](SQLite::Statement& q) {
+               const SQLite::Column c = q.getColumn(0);
+               return c.isFloat() || c.isInteger() ? c.getDouble() : kDefault;
+             },
+             campaign_id)
+      .value_or(kDefault);
 }
 
 json loss_evidence(SQLite::Database& db, std::int64_t campaign_id, std::int64_t steps,

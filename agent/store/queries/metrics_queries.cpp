@@ -52,7 +52,7 @@ std::vector<PresetGauges> newest_presets(Store& store) {
 }
 
 std::optional<NewestCampaign> newest_campaign_state(SQLite::Database& db) {
-  const auto id = query_one(db, "SELECT id FROM campaigns ORDER BY id DESC LIMIT 1", first_int64);
+  const auto id = newest_campaign_id(db);
   if (!id) return std::nullopt;
   NewestCampaign c;
   c.id = *id;

@@ -10,6 +10,10 @@ std::string finite(const std::string& column) {
   return "CASE WHEN typeof(" + column + ") IN ('integer', 'real') THEN " + column + " END";
 }
 
+std::optional<std::int64_t> newest_campaign_id(SQLite::Database& db) {
+  return query_one(db, "SELECT id FROM campaigns ORDER BY id DESC LIMIT 1", first_int64);
+}
+
 bool has_column(SQLite::Database& db, const std::string& table, const std::string& column) {
   return query_one(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", first_int64, table,
                    column)

@@ -1,6 +1,7 @@
 // SQL fragments and JSON row readers the dashboard's query modules share. Store-internal.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -47,6 +48,9 @@ std::string json_array_of(SQLite::Database& db, const std::string& sql, const Ar
 }
 
 // A stored JSON text, parsed; fallback when it is not a string or not JSON.
+// The id of the newest campaign; nullopt when there is none.
+std::optional<std::int64_t> newest_campaign_id(SQLite::Database& db);
+
 nlohmann::json parse_or(const nlohmann::json& text, nlohmann::json fallback);
 
 }  // namespace sg::agent::dashboard
