@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/common/errors.hpp"
+#include "agent/common/files.hpp"
 #include "agent/dashboard/router.hpp"
 #include "agent/dashboard/server.hpp"
 #include "agent/store/store.hpp"
@@ -20,7 +21,6 @@ namespace {
 
 using nlohmann::json;
 using test::DashboardRouterTest;
-using test::slurp;
 
 TEST_F(DashboardRouterTest, CampaignsListsEveryCampaignNewestFirst) {
   Router r(db_);
@@ -306,7 +306,7 @@ TEST_F(DashboardRouterTest, SeriesCarriesTheBestSoFarOverEveryEvaluation) {
 }
 
 TEST_F(DashboardRouterTest, ServingNeverWritesTheDb) {
-  const auto before = slurp(db_);
+  const auto before = read_file(db_).value();
   {
     Router r(db_);
     for (const char* path :
@@ -315,7 +315,7 @@ TEST_F(DashboardRouterTest, ServingNeverWritesTheDb) {
       r.handle("GET", path);
     }
   }
-  EXPECT_EQ(before, slurp(db_));
+  EXPECT_EQ(before, read_file(db_).value());
   Store ro(db_, /*read_only=*/true);
   EXPECT_THROW(raw_db(ro).exec("DELETE FROM campaigns"), SQLite::Exception);
 }

@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -17,15 +15,9 @@
 
 #include "agent/dashboard/router.hpp"
 #include "agent/store/fixtures/synthetic_store.hpp"
+#include "test_util.hpp"
 
 namespace sg::agent::test {
-
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A loopback port that was free a moment ago.
 inline int free_port() {
@@ -40,7 +32,7 @@ inline int free_port() {
   return ntohs(addr.sin_port);
 }
 
-// A fresh dir for the running test (`prefix`, the pid, the test's name) holding store.db,
+// A fresh temp dir (make_temp_dir(prefix)) holding store.db,
 // a synthetic store of `campaigns` campaigns of `evaluations` each, its logs under logs/.
 struct SyntheticStoreDir {
   std::filesystem::path dir;
@@ -50,11 +42,7 @@ struct SyntheticStoreDir {
 inline SyntheticStoreDir synthetic_store_dir(const std::string& prefix, int campaigns,
                                              int evaluations) {
   SyntheticStoreDir out;
-  out.dir = std::filesystem::temp_directory_path() /
-            (prefix + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  std::filesystem::remove_all(out.dir);
-  std::filesystem::create_directories(out.dir);
+  out.dir = make_temp_dir(prefix);
   out.db = (out.dir / "store.db").string();
   bench::SyntheticStoreSpec spec;
   spec.campaigns = campaigns;

@@ -50,7 +50,6 @@ TEST_F(AdapterCampaign, TuneAPythonTrainerAndEmitPresets) {
     EXPECT_EQ(check.exit_code, 0) << check.out;
   }
   EXPECT_TRUE(fs::exists(fs::path(presets) / "README.md"));
-  fs::remove_all(dir_);
 }
 
 }  // namespace

@@ -55,7 +55,6 @@ TEST_F(MutationSuite, RecipeMutantsFailTheGateAndRoundingSwitchesPassIt) {
             std::string::npos)
       << readme.out;
   EXPECT_NE(readme.out.find("## What each preset carries"), std::string::npos) << readme.out;
-  fs::remove_all(dir_);
 }
 
 }  // namespace

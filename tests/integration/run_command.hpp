@@ -54,10 +54,11 @@ inline ::testing::AssertionResult python_has_torch() {
 }
 
 // A test of the Python example trainer: fails at once when python3-torch is missing; dir_
-// is a fresh temp dir named after the test suite.
+// is a fresh temp dir named after the test suite, removed when the test ends.
 class AdapterTrainerTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(python_has_torch()); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   const std::string trainer_ = adapter_trainer();
   const std::filesystem::path dir_ = fresh_temp_dir(
       std::string("sg-") +
